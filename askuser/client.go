@@ -1,0 +1,107 @@
+package askuser
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// safetyGrace is how long the client waits past the server's own timeout
+// before it gives up on the held request: the server answers timed_out at
+// TimeoutSeconds, so reaching this means the server is stuck or gone.
+const safetyGrace = 30 * time.Second
+
+// maxAnswerBytes bounds the relay's response body.
+const maxAnswerBytes = 256 << 10
+
+// errSafetyDeadline is the cause of the client's own deadline.
+var errSafetyDeadline = errors.New("ask-user safety deadline passed")
+
+// Client relays questions to the Parley server's [RelayHandler]. It
+// implements [Asker].
+type Client struct {
+	cfg   Config
+	http  *http.Client
+	grace time.Duration
+}
+
+// NewClient returns a Client for c.
+func NewClient(c Config) *Client {
+	// No http.Client.Timeout: the request is held for as long as a person
+	// takes to answer; Ask bounds it with its own deadline instead.
+	return &Client{cfg: c, http: &http.Client{}, grace: safetyGrace}
+}
+
+// Ask posts q to the relay as one request, which the server holds until the
+// ask is answered, times out or is cancelled, and returns the [Answer]. If
+// the server has not answered TimeoutSeconds + 30 s after the call, Ask
+// returns a timed_out Answer itself. When ctx ends, Ask abandons the request
+// (which cancels the ask on the server) and returns an error wrapping the
+// cause. Any other failure (no server, a refusal) is an error whose text
+// says what happened, with the HTTP status and body.
+func (c *Client) Ask(ctx context.Context, q Question) (Answer, error) {
+	if err := q.Validate(); err != nil {
+		return Answer{}, fmt.Errorf("ask user: %w", err)
+	}
+	body, err := json.Marshal(q)
+	if err != nil {
+		return Answer{}, fmt.Errorf("ask user: %w", err)
+	}
+	reqCtx := ctx
+	if c.cfg.TimeoutSeconds > 0 {
+		d := time.Duration(c.cfg.TimeoutSeconds)*time.Second + c.grace
+		var cancel context.CancelFunc
+		reqCtx, cancel = context.WithTimeoutCause(ctx, d, errSafetyDeadline)
+		defer cancel()
+	}
+	a, err := c.post(reqCtx, body)
+	switch {
+	case err == nil:
+		return a, nil
+	case ctx.Err() != nil:
+		return Answer{}, fmt.Errorf("ask user: %w", context.Cause(ctx))
+	case errors.Is(context.Cause(reqCtx), errSafetyDeadline):
+		return Answer{Status: StatusTimedOut}, nil
+	default:
+		return Answer{}, err
+	}
+}
+
+// post sends one relay request and decodes the answer.
+func (c *Client) post(ctx context.Context, body []byte) (Answer, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.URL, bytes.NewReader(body))
+	if err != nil {
+		return Answer{}, fmt.Errorf("ask user: %w", err)
+	}
+	req.Header.Set("Authorization", "Bearer "+c.cfg.Token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return Answer{}, fmt.Errorf("could not reach the Parley server at %s: %w", c.cfg.URL, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
+	if err != nil {
+		return Answer{}, fmt.Errorf("read the Parley server's answer: %w", err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return Answer{}, fmt.Errorf("the Parley server refused the question (HTTP %s): %s",
+			resp.Status, strings.TrimSpace(string(data)))
+	}
+	var a Answer
+	if err := json.Unmarshal(data, &a); err != nil {
+		return Answer{}, fmt.Errorf("decode the Parley server's answer: %w", err)
+	}
+	switch a.Status {
+	case StatusAnswered, StatusTimedOut, StatusCancelled:
+		return a, nil
+	default:
+		return Answer{}, fmt.Errorf("the Parley server answered with an unknown status %q", a.Status)
+	}
+}

@@ -1,0 +1,139 @@
+package askuser
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// blockingAsker holds every question until its ctx ends, reporting the end
+// on done: it stands in for a person who never answers.
+type blockingAsker struct{ done chan error }
+
+func (b blockingAsker) Ask(ctx context.Context, _ Question) (Answer, error) {
+	<-ctx.Done()
+	b.done <- ctx.Err()
+	return Answer{}, ctx.Err()
+}
+
+// relayServer runs RelayHandler for asker under token "tok" and returns the
+// client config that reaches it.
+func relayServer(t *testing.T, asker Asker) Config {
+	t.Helper()
+	b := NewBroker()
+	b.Register("tok", asker)
+	srv := httptest.NewServer(RelayHandler(b))
+	t.Cleanup(srv.Close)
+	return Config{URL: srv.URL + "/internal/ask", Token: "tok", TimeoutSeconds: 60}
+}
+
+func TestClientAsk(t *testing.T) {
+	want := Answer{Status: StatusAnswered, Selected: []string{"Red"}, AnsweredBy: "ann"}
+	asker := &fakeAsker{answer: want}
+	c := NewClient(relayServer(t, asker))
+	q := Question{Question: "Colour?", Options: []Option{{Label: "Red"}, {Label: "Blue"}}}
+	got, err := c.Ask(t.Context(), q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("answer mismatch (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]Question{q}, asker.asked); diff != "" {
+		t.Errorf("asked mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestClientAskErrors(t *testing.T) {
+	live := relayServer(t, &fakeAsker{err: errors.New("the run is ending")})
+	broken := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "database is down", http.StatusInternalServerError)
+	}))
+	t.Cleanup(broken.Close)
+	badStatus := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"status":"maybe"}`))
+	}))
+	t.Cleanup(badStatus.Close)
+	gone := httptest.NewServer(http.NotFoundHandler())
+	gone.Close() // connection refused from now on
+
+	forged := live
+	forged.Token = "forged"
+	tests := []struct {
+		name    string
+		cfg     Config
+		wantErr []string // substrings
+	}{
+		{"forged token", forged, []string{"HTTP 403", "unknown or ended run token"}},
+		{"asker error", live, []string{"HTTP 409", "the run is ending"}},
+		{"server error", Config{URL: broken.URL, Token: "t"}, []string{"HTTP 500", "database is down"}},
+		{"unknown status", Config{URL: badStatus.URL, Token: "t"}, []string{`unknown status "maybe"`}},
+		{"connection refused", Config{URL: gone.URL, Token: "t"}, []string{"could not reach the Parley server at " + gone.URL}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewClient(tt.cfg).Ask(t.Context(), Question{Question: "Q?"})
+			if err == nil {
+				t.Fatal("Ask succeeded, want an error")
+			}
+			for _, s := range tt.wantErr {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("Ask error %q does not contain %q", err, s)
+				}
+			}
+		})
+	}
+}
+
+func TestClientAskCancel(t *testing.T) {
+	asker := blockingAsker{done: make(chan error, 1)}
+	c := NewClient(relayServer(t, asker))
+	ctx, cancel := context.WithCancel(t.Context())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Ask(ctx, Question{Question: "Q?"})
+		errc <- err
+	}()
+	cancel()
+	if err := <-errc; !errors.Is(err, context.Canceled) {
+		t.Errorf("Ask error = %v, want context.Canceled", err)
+	}
+	// Abandoning the held request ends the server side of the ask too.
+	if err := <-asker.done; !errors.Is(err, context.Canceled) {
+		t.Errorf("server-side ask ended with %v, want context.Canceled", err)
+	}
+}
+
+// holdingTransport holds every request until its context ends, like a relay
+// server waiting for a person.
+type holdingTransport struct{}
+
+func (holdingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	<-r.Context().Done()
+	return nil, context.Cause(r.Context())
+}
+
+func TestClientAskSafetyDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := NewClient(Config{URL: "http://127.0.0.1:1/ask", Token: "t", TimeoutSeconds: 60})
+		c.http = &http.Client{Transport: holdingTransport{}}
+		start := time.Now()
+		got, err := c.Ask(t.Context(), Question{Question: "Q?"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(Answer{Status: StatusTimedOut}, got); diff != "" {
+			t.Errorf("answer mismatch (-want +got):\n%s", diff)
+		}
+		if got, want := time.Since(start), 90*time.Second; got != want {
+			t.Errorf("gave up after %v, want %v (TimeoutSeconds + 30 s)", got, want)
+		}
+	})
+}

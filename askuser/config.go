@@ -1,0 +1,129 @@
+// Package askuser lets a running claude process ask the people in a Parley
+// session a question and wait for the answer.
+//
+// It has three parts. The MCP server ([Serve]) runs as `parley mcp-askuser`,
+// a stdio child of the claude CLI, and offers the tool ask_user. Each call is
+// relayed by [Client] as one held HTTP POST to the Parley server, where
+// [RelayHandler] finds the run by its bearer token (registered with a
+// [Broker]) and hands the [Question] to that run's [Asker]. The run loop uses
+// the Broker's pending-ask rendezvous ([Broker.Open], [Broker.Resolve]) to
+// wait for the answer a person gives in the browser.
+package askuser
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Config tells the MCP server where to relay questions. The Parley server
+// writes one per run (see [WriteConfig]) and passes its path to the child in
+// the ASK_USER_CONFIG environment variable.
+type Config struct {
+	// URL is the relay endpoint, e.g. http://127.0.0.1:8080/internal/ask.
+	URL string `json:"url"`
+	// Token identifies the run; it is sent as "Authorization: Bearer <token>".
+	Token string `json:"token"`
+	// TimeoutSeconds is how long the server waits for a person before it
+	// answers timed_out. The client gives up 30 s after that; 0 means the
+	// client has no deadline of its own.
+	TimeoutSeconds int `json:"timeout_seconds"`
+}
+
+// NewToken returns a fresh run token: 32 random bytes, base64url without padding.
+func NewToken() string {
+	b := make([]byte, 32)
+	// crypto/rand.Read never returns an error (it crashes the program instead
+	// when the system's random source fails).
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// WriteConfig validates c and writes it as JSON to a new file in dir, readable
+// only by its owner (mode 0600), and returns the file's path. It never
+// overwrites an existing file.
+func WriteConfig(dir string, c Config) (string, error) {
+	if err := c.validate(); err != nil {
+		return "", fmt.Errorf("write ask-user config: %w", err)
+	}
+	data, err := json.Marshal(c)
+	if err != nil {
+		return "", fmt.Errorf("write ask-user config: %w", err)
+	}
+	suffix := make([]byte, 8)
+	_, _ = rand.Read(suffix)
+	path := filepath.Join(dir, "askuser-"+hex.EncodeToString(suffix)+".json")
+	// O_EXCL: the token is a secret, so never write through a file (or a
+	// symlink) that someone else created first.
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", fmt.Errorf("write ask-user config: %w", err)
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(path)
+		return "", fmt.Errorf("write ask-user config %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(path)
+		return "", fmt.Errorf("write ask-user config %s: %w", path, err)
+	}
+	return path, nil
+}
+
+// LoadConfig reads a Config written by [WriteConfig]. It refuses a config
+// whose URL is not on a loopback host (127.0.0.0/8, ::1 or localhost), so the
+// token is never sent off the machine, and one without a token.
+func LoadConfig(path string) (Config, error) {
+	if path == "" {
+		return Config{}, errors.New("load ask-user config: no path given (is ASK_USER_CONFIG set?)")
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("load ask-user config: %w", err)
+	}
+	var c Config
+	if err := json.Unmarshal(data, &c); err != nil {
+		return Config{}, fmt.Errorf("load ask-user config %s: %w", path, err)
+	}
+	if err := c.validate(); err != nil {
+		return Config{}, fmt.Errorf("load ask-user config %s: %w", path, err)
+	}
+	return c, nil
+}
+
+func (c Config) validate() error {
+	u, err := url.Parse(c.URL)
+	if err != nil {
+		return fmt.Errorf("url: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("url %q: scheme must be http or https", c.URL)
+	}
+	if !isLoopback(u.Hostname()) {
+		return fmt.Errorf("url %q: host %q is not a loopback address (127.0.0.0/8, ::1 or localhost); the run token must not leave this machine", c.URL, u.Hostname())
+	}
+	if c.Token == "" {
+		return errors.New("token: must not be empty")
+	}
+	if c.TimeoutSeconds < 0 {
+		return fmt.Errorf("timeout_seconds: must not be negative, got %d", c.TimeoutSeconds)
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

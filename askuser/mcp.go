@@ -1,0 +1,170 @@
+package askuser
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// heartbeatInterval is how often a waiting ask_user call sends MCP progress.
+// The CLI resets its idle timeout for a tool on every notifications/progress
+// (and over Streamable HTTP fails a silent call at 60 s); 10 s keeps well
+// inside every limit seen.
+const heartbeatInterval = 10 * time.Second
+
+const toolDescription = `Ask the user (the people working with you in this Parley chat) a question and wait for their reply.
+
+Use it when you need a decision, a preference or a fact that only the user can give and you cannot proceed sensibly without it: choosing between approaches with real trade-offs, confirming a destructive or irreversible step, or resolving an ambiguous request. Do not use it for what you can find out yourself by reading files or running commands, and do not ask for approval of routine steps.
+
+Offer options when the answer is one of a few choices (the user may still add free text); set multiSelect when several options can apply. Omit options for an open question. The call blocks until the user answers, the question times out, or the run is stopped; on a timeout, carry on with your best judgment.`
+
+// askTool is the ask_user tool: it relays each call through asker.
+type askTool struct {
+	asker     Asker
+	heartbeat time.Duration
+}
+
+// Serve runs the ask_user MCP server, named "parley", over the
+// newline-delimited JSON-RPC streams in and out (stdin and stdout when the
+// claude CLI starts it), relaying each call to the server described by c.
+// It returns nil when the client closes the stream or ctx ends.
+func Serve(ctx context.Context, c Config, in io.ReadCloser, out io.WriteCloser) error {
+	t := &askTool{asker: NewClient(c), heartbeat: heartbeatInterval}
+	err := newServer(t).Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("serve ask_user: %w", err)
+	}
+	return nil
+}
+
+// newServer returns an MCP server offering t as the tool ask_user.
+func newServer(t *askTool) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "parley", Version: "1.0.0"}, nil)
+	s.AddTool(&mcp.Tool{
+		Name:        "ask_user",
+		Title:       "Ask the user",
+		Description: toolDescription,
+		InputSchema: inputSchema(),
+	}, t.handle)
+	return s
+}
+
+// inputSchema is the ask_user input schema, spelled out rather than inferred
+// from Question so that every field has one plain type (no ["null","array"]
+// unions, which some clients reject) and a description for the model.
+func inputSchema() *jsonschema.Schema {
+	closed := &jsonschema.Schema{Not: &jsonschema.Schema{}} // additionalProperties: false
+	return &jsonschema.Schema{
+		Type: "object",
+		Properties: map[string]*jsonschema.Schema{
+			"question": {
+				Type:        "string",
+				Description: "The question, complete and self-contained: the user may not have followed your work.",
+			},
+			"options": {
+				Type:        "array",
+				Description: "Choices to offer, if the answer is one (or several) of a few. Omit for an open question.",
+				MaxItems:    jsonschema.Ptr(maxOptions),
+				Items: &jsonschema.Schema{
+					Type: "object",
+					Properties: map[string]*jsonschema.Schema{
+						"label":       {Type: "string", Description: "The short text of the choice; returned when chosen."},
+						"description": {Type: "string", Description: "What choosing it means, if the label is not enough."},
+					},
+					Required:             []string{"label"},
+					AdditionalProperties: closed,
+				},
+			},
+			"multiSelect": {
+				Type:        "boolean",
+				Description: "Let the user choose more than one option.",
+				Default:     json.RawMessage("false"),
+			},
+		},
+		Required:             []string{"question"},
+		AdditionalProperties: closed,
+	}
+}
+
+// handle serves one ask_user call. Problems with the call itself become
+// error results the model can read and act on, never protocol errors.
+func (t *askTool) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	q, err := decodeQuestion(req.Params.Arguments)
+	if err != nil {
+		return errorResult("Invalid ask_user arguments: " + err.Error() + ". Fix the arguments and call ask_user again."), nil
+	}
+	if token := req.Params.GetProgressToken(); token != nil {
+		stop := t.startHeartbeat(ctx, req.Session, token)
+		defer stop()
+	}
+	a, err := t.asker.Ask(ctx, q)
+	if err != nil {
+		// The CLI sends notifications/cancelled when the user interrupts
+		// the turn, which cancels ctx; the asker's request died with it.
+		if ctx.Err() == nil {
+			return errorResult("ask_user could not reach the user: " + err.Error()), nil
+		}
+		a = Answer{Status: StatusCancelled, Reason: "the tool call was cancelled"}
+	}
+	text, isError := a.ResultText()
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: isError}, nil
+}
+
+// decodeQuestion parses and validates the tool arguments.
+func decodeQuestion(args json.RawMessage) (Question, error) {
+	if len(bytes.TrimSpace(args)) == 0 {
+		return Question{}, errors.New("question: required")
+	}
+	var q Question
+	dec := json.NewDecoder(bytes.NewReader(args))
+	// Report misspelt fields (say "multiselect") instead of ignoring them.
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&q); err != nil {
+		return Question{}, err
+	}
+	if err := q.Validate(); err != nil {
+		return Question{}, err
+	}
+	return q, nil
+}
+
+// startHeartbeat sends progress notifications for token until ctx ends or
+// the returned stop is called; stop waits for the goroutine to finish.
+// The ticker is a heartbeat that tells the client the call is alive, not a
+// poll: the answer arrives on the held relay request.
+func (t *askTool) startHeartbeat(ctx context.Context, ss *mcp.ServerSession, token any) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		ticker := time.NewTicker(t.heartbeat)
+		defer ticker.Stop()
+		for n := 1; ; n++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-ticker.C:
+			}
+			err := ss.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+				ProgressToken: token,
+				Progress:      float64(n),
+				Message:       "waiting for the user to answer",
+			})
+			if err != nil {
+				return // the session is closing; the call's own result will say so
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+func errorResult(text string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: true}
+}

@@ -1,0 +1,62 @@
+// Command parley is a team web chat for the Claude Code CLI.
+//
+//	parley serve         run the web server (applies migrations first)
+//	parley migrate       apply pending database migrations and exit
+//	parley mcp-askuser   the ask_user MCP server Claude spawns (not for people)
+//	parley fake-model    a scripted fake Anthropic API, to try Parley without a key
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
+	stop()
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		fmt.Fprintln(os.Stderr, "parley:", err)
+		os.Exit(1)
+	}
+}
+
+const usage = `Parley: a team web chat for the Claude Code CLI.
+
+Usage:
+  parley serve [flags]        run the web server (applies migrations first)
+  parley migrate [flags]      apply pending database migrations and exit
+  parley mcp-askuser          the ask_user MCP server that Claude spawns (reads ASK_USER_CONFIG)
+  parley fake-model [flags]   serve a scripted fake Anthropic Messages API (demo, no key needed)
+
+Run "parley <command> -h" for a command's flags and environment variables.
+`
+
+// run is main without the process: tests call it too.
+func run(ctx context.Context, args []string, getenv func(string) string, stdin io.ReadCloser, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command given")
+	}
+	switch args[0] {
+	case "serve":
+		return serve(ctx, args[1:], getenv, stderr)
+	case "migrate":
+		return migrate(ctx, args[1:], getenv, stdout, stderr)
+	case "mcp-askuser":
+		return mcpAskUser(ctx, getenv, stdin, stdout)
+	case "fake-model":
+		return fakeModel(ctx, args[1:], stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}

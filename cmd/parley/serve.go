@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"parley/askuser"
+	"parley/runner"
+	"parley/server"
+	"parley/store"
+)
+
+// config is Parley's configuration: environment variables, which flags may
+// override.
+type config struct {
+	DatabaseURL     string
+	Addr            string
+	RelayAddr       string
+	ClaudeBin       string
+	DataDir         string
+	ClaudeConfigDir string
+	AskTimeout      time.Duration
+	AskUser         bool
+	LogLevel        string
+}
+
+// parseConfig reads the environment, then the flags.
+func parseConfig(name string, args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	c := config{
+		DatabaseURL:     getenv("DATABASE_URL"),
+		Addr:            orDefault(getenv("PARLEY_ADDR"), "127.0.0.1:8080"),
+		RelayAddr:       orDefault(getenv("PARLEY_RELAY_ADDR"), "127.0.0.1:0"),
+		ClaudeBin:       getenv("PARLEY_CLAUDE_BIN"),
+		DataDir:         orDefault(getenv("PARLEY_DATA_DIR"), defaultDataDir(getenv)),
+		ClaudeConfigDir: getenv("CLAUDE_CONFIG_DIR"),
+		AskTimeout:      300 * time.Second,
+		AskUser:         getenv("PARLEY_ASK_USER") != "off" && getenv("PARLEY_ASK_USER") != "false",
+		LogLevel:        orDefault(getenv("PARLEY_LOG_LEVEL"), "info"),
+	}
+	if v := getenv("PARLEY_ASK_TIMEOUT"); v != "" {
+		d, err := parseSeconds(v)
+		if err != nil {
+			return c, fmt.Errorf("PARLEY_ASK_TIMEOUT: %w", err)
+		}
+		c.AskTimeout = d
+	}
+	fs := flag.NewFlagSet("parley "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "PostgreSQL URL (env DATABASE_URL); empty = a private PostgreSQL under the data directory")
+	fs.StringVar(&c.Addr, "addr", c.Addr, "address to serve the web UI on (env PARLEY_ADDR)")
+	fs.StringVar(&c.RelayAddr, "relay-addr", c.RelayAddr, "loopback address for the ask relay (env PARLEY_RELAY_ADDR)")
+	fs.StringVar(&c.ClaudeBin, "claude", c.ClaudeBin, "path of the claude binary (env PARLEY_CLAUDE_BIN); empty = claude on PATH, else the pinned version is installed")
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for workspaces, CLI state and the private database (env PARLEY_DATA_DIR)")
+	fs.StringVar(&c.ClaudeConfigDir, "claude-config-dir", c.ClaudeConfigDir, "CLAUDE_CONFIG_DIR to give the CLI (env CLAUDE_CONFIG_DIR); empty = one per project under the data directory")
+	fs.DurationVar(&c.AskTimeout, "ask-timeout", c.AskTimeout, "how long an ask_user question waits for an answer (env PARLEY_ASK_TIMEOUT, seconds)")
+	fs.BoolVar(&c.AskUser, "ask-user", c.AskUser, "offer Claude the ask_user tool (env PARLEY_ASK_USER=off disables)")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env PARLEY_LOG_LEVEL)")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if c.AskTimeout < time.Second {
+		return c, errors.New("the ask timeout must be at least one second")
+	}
+	return c, nil
+}
+
+func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
+	c, err := parseConfig("serve", args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	log := newLogger(stderr, c.LogLevel)
+	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	dbURL, stopDB, err := database(ctx, c, log)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := stopDB(); err != nil {
+			log.Error("stop embedded postgres", "err", err)
+		}
+	}()
+	if err := store.Migrate(dbURL); err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	if n, err := st.RecoverAfterRestart(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		log.Info("closed asks left open by the previous run", "inputs", n)
+	}
+	claude, err := findClaude(ctx, c, log)
+	if err != nil {
+		return err
+	}
+	return serveWith(ctx, c, st, claude, log)
+}
+
+// serveWith runs the web server, the relay and the hub until ctx ends.
+func serveWith(ctx context.Context, c config, st *store.Store, claude string, log *slog.Logger) error {
+	self, err := os.Executable()
+	if err != nil {
+		return fmt.Errorf("find own executable: %w", err)
+	}
+	relayLn, err := net.Listen("tcp", c.RelayAddr)
+	if err != nil {
+		return fmt.Errorf("relay listen: %w", err)
+	}
+	if ip := relayLn.Addr().(*net.TCPAddr).IP; !ip.IsLoopback() {
+		relayLn.Close()
+		return fmt.Errorf("relay address %s is not loopback", c.RelayAddr)
+	}
+	ln, err := net.Listen("tcp", c.Addr)
+	if err != nil {
+		relayLn.Close()
+		return fmt.Errorf("listen: %w", err)
+	}
+	runtimeDir := filepath.Join(c.DataDir, "run")
+	if err := os.MkdirAll(runtimeDir, 0o700); err != nil {
+		return fmt.Errorf("runtime dir: %w", err)
+	}
+	broker := askuser.NewBroker()
+	hub := server.NewHub()
+	runCtx, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopRuns()
+	sup := runner.NewSupervisor(runCtx, runner.Deps{
+		Config:  runner.Config{ClaudeBin: claude, SelfExe: self, Env: os.Environ()},
+		Journal: server.NewJournal(st), Publisher: server.NewPublisher(hub),
+		Broker: broker, Log: log, RuntimeDir: runtimeDir,
+	})
+	srv, err := server.New(ctx, server.Config{DataDir: c.DataDir, ClaudeConfigDir: c.ClaudeConfigDir,
+		AskTimeout: c.AskTimeout, AskUserEnabled: c.AskUser,
+		RelayURL: "http://" + relayLn.Addr().String() + "/ask"},
+		server.Deps{Store: st, Supervisor: sup, Hub: hub, Broker: broker, Log: log})
+	if err != nil {
+		return err
+	}
+	web := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	relay := &http.Server{Handler: srv.RelayHandler(), ReadHeaderTimeout: 10 * time.Second}
+	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopHub()
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error { return hub.Run(hubCtx) })
+	g.Go(func() error { return serveHTTP(web, ln) })
+	g.Go(func() error { return serveHTTP(relay, relayLn) })
+	g.Go(func() error {
+		<-gctx.Done()
+		// Runs first: their last events reach Postgres and the hub before
+		// the browsers are told to reconnect.
+		sup.Shutdown()
+		stopHub()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return errors.Join(web.Shutdown(sctx), relay.Shutdown(sctx))
+	})
+	log.Info("parley listening", "url", "http://"+ln.Addr().String(), "claude", claude, "data_dir", c.DataDir)
+	return g.Wait()
+}
+
+func serveHTTP(s *http.Server, ln net.Listener) error {
+	if err := s.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// database returns the URL to use: DATABASE_URL, or a private PostgreSQL
+// started under the data directory.
+func database(ctx context.Context, c config, log *slog.Logger) (string, func() error, error) {
+	if c.DatabaseURL != "" {
+		return c.DatabaseURL, func() error { return nil }, nil
+	}
+	log.Info("DATABASE_URL is not set: starting a private PostgreSQL under the data directory")
+	return store.StartEmbedded(ctx, filepath.Join(c.DataDir, "postgres"), log)
+}
+
+func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	c, err := parseConfig("migrate", args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	log := newLogger(stderr, c.LogLevel)
+	dbURL, stopDB, err := database(ctx, c, log)
+	if err != nil {
+		return err
+	}
+	defer stopDB()
+	if err := store.Migrate(dbURL); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "migrations applied")
+	return nil
+}
+
+func newLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+func defaultDataDir(getenv func(string) string) string {
+	if d := getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "parley")
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".local", "share", "parley")
+	}
+	return "parley-data"
+}
+
+// parseSeconds reads "300" or "5m".
+func parseSeconds(v string) (time.Duration, error) {
+	if n, err := strconv.Atoi(v); err == nil {
+		return time.Duration(n) * time.Second, nil
+	}
+	return time.ParseDuration(v)
+}

@@ -1,0 +1,198 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"parley/askuser"
+)
+
+// Run is one live claude process of a session and the goroutine that owns it.
+type Run struct {
+	spec    Spec
+	id      int64
+	log     *slog.Logger
+	journal Journal
+	pub     Publisher
+	broker  *askuser.Broker
+	proc    *process
+
+	askTimeout time.Duration
+	cmds       chan command  // from members and the relay, into the loop
+	lines      chan Line     // decoded stdout
+	writes     chan []byte   // stdin lines, written by the writer goroutine
+	exited     chan exitInfo // the process has ended (after stdout EOF)
+	done       chan struct{} // closed when the loop has ended
+	cancel     context.CancelFunc
+	finished   chan struct{} // closed when every goroutine of the run has ended
+	onEnd      func()        // called by the loop once the run has ended
+
+	// Owned by the loop goroutine.
+	seq       int64
+	pending   map[string]pendingAsk
+	busy      bool    // a turn is in progress
+	nextReq   int     // numbers Parley's own control requests
+	lastCost  float64 // the CLI's running total_cost_usd in this process
+	started   bool    // the CLI has created the session: resume next time
+	configDir string
+}
+
+type exitInfo struct {
+	code   int
+	reason string
+}
+
+type pendingAsk struct {
+	kind      string
+	question  askuser.Question // for kind question
+	requestID string           // control request id, for the stdio channel
+}
+
+// command is something the loop does on behalf of another goroutine; run
+// executes it inside the loop and reports the result on reply.
+type command interface {
+	run(ctx context.Context, r *Run) error
+}
+
+// send hands c to the loop and waits for its result.
+func (r *Run) send(ctx context.Context, c command, reply chan error) error {
+	select {
+	case r.cmds <- c:
+	case <-r.done:
+		return ErrRunEnded
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if reply == nil {
+		return nil
+	}
+	select {
+	case err := <-reply:
+		return err
+	case <-r.done:
+		return ErrRunEnded
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Done is closed when the run's loop has ended.
+func (r *Run) Done() <-chan struct{} { return r.done }
+
+// loop is the run's only goroutine that touches its state, its event log
+// and the process's stdin queue. Everything arrives here as a channel receive.
+func (r *Run) loop(ctx context.Context) {
+	defer close(r.done)
+	lines := r.lines
+	for {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				lines = nil // stdout is at EOF; the exit comes next
+				continue
+			}
+			r.handleLine(ctx, l)
+		case c := <-r.cmds:
+			if err := c.run(ctx, r); err != nil {
+				r.log.Debug("command failed", "err", err)
+			}
+		case x := <-r.exited:
+			r.finish(x)
+			return
+		case <-ctx.Done():
+			// The process group is being killed by exec's Cancel; wait for it
+			// so the run's end is recorded.
+			select {
+			case x := <-r.exited:
+				r.finish(x)
+			case <-time.After(2 * killWait):
+				r.finish(exitInfo{code: -1, reason: "did not exit after kill"})
+			}
+			return
+		}
+	}
+}
+
+// record assigns the next seq, persists the event and publishes it, in that
+// order: what browsers see is what the database holds.
+func (r *Run) record(ctx context.Context, typ string, payload []byte) error {
+	e := Event{SessionID: r.spec.SessionID, Seq: r.seq + 1, Type: typ, Payload: payload, CreatedAt: time.Now()}
+	if err := r.journal.Append(ctx, e); err != nil {
+		return fmt.Errorf("append %s event %d: %w", typ, e.Seq, err)
+	}
+	r.seq = e.Seq
+	r.pub.Publish(e)
+	return nil
+}
+
+// recordJSON is record for a value Parley builds itself.
+func (r *Run) recordJSON(ctx context.Context, typ string, v any) {
+	b, err := json.Marshal(v)
+	if err == nil {
+		err = r.record(ctx, typ, b)
+	}
+	if err != nil {
+		r.log.Error("record event", "type", typ, "err", err)
+	}
+}
+
+// notice records a sentence about something Parley did on its own.
+func (r *Run) notice(ctx context.Context, level, text string) {
+	r.recordJSON(ctx, TypeNotice, map[string]string{"level": level, "text": text})
+}
+
+// write queues one line for the process's stdin.
+func (r *Run) write(ctx context.Context, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode stdin line: %w", err)
+	}
+	select {
+	case r.writes <- append(b, '\n'):
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// writer owns stdin so a slow CLI never blocks the loop. It ends when the
+// writes channel is closed or the pipe fails.
+func (r *Run) writer(stdin io.WriteCloser) {
+	defer stdin.Close()
+	for b := range r.writes {
+		if _, err := stdin.Write(b); err != nil {
+			r.log.Warn("write to claude stdin", "err", err)
+			for range r.writes { // drain so the loop never blocks on a dead pipe
+			}
+			return
+		}
+	}
+}
+
+// reader decodes stdout to EOF, then waits for the process: exec requires
+// reading the pipe to its end before Wait. When the run is cancelled it keeps
+// draining stdout without handing lines over, so the process can exit.
+func (r *Run) reader(ctx context.Context) {
+	d := NewDecoder(r.proc.stdout)
+	for {
+		l, err := d.Next()
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				r.log.Warn("read claude stdout", "err", err)
+			}
+			break
+		}
+		select {
+		case r.lines <- l:
+		case <-ctx.Done():
+		}
+	}
+	close(r.lines) // every line is handed over before the exit is
+	code, reason := exitCode(r.proc.cmd, r.proc.cmd.Wait())
+	r.exited <- exitInfo{code: code, reason: reason} // buffered: never blocks
+}

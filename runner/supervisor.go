@@ -1,0 +1,252 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"parley/askuser"
+)
+
+// Supervisor owns every live run, one per session.
+type Supervisor struct {
+	cfg        Config
+	journal    Journal
+	pub        Publisher
+	broker     *askuser.Broker
+	log        *slog.Logger
+	runtimeDir string // where per-run ask_user config files live
+
+	ctx    context.Context // the server's lifetime; runs are its children
+	mu     sync.Mutex
+	runs   map[string]*Run
+	wg     sync.WaitGroup
+	closed bool
+}
+
+// Deps are a Supervisor's collaborators.
+type Deps struct {
+	Config     Config
+	Journal    Journal
+	Publisher  Publisher
+	Broker     *askuser.Broker
+	Log        *slog.Logger
+	RuntimeDir string
+}
+
+// NewSupervisor returns a Supervisor whose runs live until ctx ends or
+// Shutdown is called.
+func NewSupervisor(ctx context.Context, d Deps) *Supervisor {
+	return &Supervisor{cfg: d.Config, journal: d.Journal, pub: d.Publisher, broker: d.Broker,
+		log: d.Log, runtimeDir: d.RuntimeDir, ctx: ctx, runs: map[string]*Run{}}
+}
+
+// Options are the per-session settings of a new run.
+type Options struct {
+	Spec
+	RelayURL   string        // loopback URL of the ask relay; "" = no ask_user tool
+	AskTimeout time.Duration // how long an ask_user question waits
+	LastSeq    int64         // the session log's last seq
+}
+
+// Live returns the session's live run, if there is one.
+func (s *Supervisor) Live(sessionID string) (*Run, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.runs[sessionID]
+	return r, ok
+}
+
+// Prompt sends a user turn to the session's live process, starting one with
+// o when there is none.
+func (s *Supervisor) Prompt(ctx context.Context, o Options, text, by string) error {
+	r, err := s.ensure(o)
+	if err != nil {
+		return err
+	}
+	return r.send(ctx, turnCmd{text: text, by: by, reply: make(chan error, 1)}, nil)
+}
+
+// Interrupt stops the session's current turn.
+func (s *Supervisor) Interrupt(ctx context.Context, sessionID, by string) error {
+	r, ok := s.Live(sessionID)
+	if !ok {
+		return ErrRunEnded
+	}
+	return r.send(ctx, interruptCmd{by: by, reply: make(chan error, 1)}, nil)
+}
+
+// Answer delivers a member's answer to a pending ask of the session.
+func (s *Supervisor) Answer(ctx context.Context, sessionID, inputID string, a askuser.Answer) error {
+	r, ok := s.Live(sessionID)
+	if !ok {
+		return ErrRunEnded
+	}
+	reply := make(chan error, 1)
+	return r.send(ctx, answerCmd{id: inputID, a: a, reply: reply}, reply)
+}
+
+// Stop ends the session's process, if any, and waits for its run to end.
+func (s *Supervisor) Stop(sessionID string) {
+	if r, ok := s.Live(sessionID); ok {
+		r.Stop()
+	}
+}
+
+// Shutdown kills every process group and waits for every run to end.
+func (s *Supervisor) Shutdown() {
+	s.mu.Lock()
+	s.closed = true
+	runs := make([]*Run, 0, len(s.runs))
+	for _, r := range s.runs {
+		runs = append(runs, r)
+	}
+	s.mu.Unlock()
+	for _, r := range runs {
+		r.cancel()
+	}
+	s.wg.Wait()
+}
+
+// ensure returns the session's live run or starts one.
+func (s *Supervisor) ensure(o Options) (*Run, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errors.New("parley is shutting down")
+	}
+	if r, ok := s.runs[o.SessionID]; ok {
+		return r, nil
+	}
+	r, err := s.start(o)
+	if err != nil {
+		return nil, err
+	}
+	s.runs[o.SessionID] = r
+	return r, nil
+}
+
+// start launches the process and the run's goroutines. Called with s.mu held.
+func (s *Supervisor) start(o Options) (*Run, error) {
+	ctx, cancel := context.WithCancel(s.ctx)
+	r := &Run{spec: o.Spec, journal: s.journal, pub: s.pub, broker: s.broker,
+		askTimeout: o.AskTimeout, seq: o.LastSeq, started: o.Resume,
+		cmds: make(chan command), lines: make(chan Line), writes: make(chan []byte, 64),
+		exited: make(chan exitInfo, 1), done: make(chan struct{}), finished: make(chan struct{}),
+		cancel: cancel, pending: map[string]pendingAsk{}}
+	r.log = s.log.With("session_id", o.SessionID)
+	var unregister func()
+	if o.RelayURL != "" {
+		token := askuser.NewToken()
+		path, err := askuser.WriteConfig(s.runtimeDir, askuser.Config{URL: o.RelayURL, Token: token,
+			TimeoutSeconds: int(o.AskTimeout / time.Second)})
+		if err != nil {
+			cancel()
+			return nil, fmt.Errorf("write ask_user config: %w", err)
+		}
+		r.spec.AskConfigPath = path
+		unregister = s.broker.Register(token, r)
+	}
+	cleanup := func() {
+		if unregister != nil {
+			unregister()
+		}
+		if r.spec.AskConfigPath != "" {
+			if err := os.Remove(r.spec.AskConfigPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+				r.log.Warn("remove ask_user config", "err", err)
+			}
+		}
+	}
+	p, err := s.cfg.start(ctx, r.spec)
+	if err != nil {
+		cleanup()
+		cancel()
+		return nil, err
+	}
+	r.proc = p
+	if r.id, err = s.journal.RunStarted(ctx, o.SessionID, p.cmd.Process.Pid); err != nil {
+		r.log.Error("record run start", "err", err)
+	}
+	r.log = r.log.With("run_id", r.id, "pid", p.cmd.Process.Pid)
+	r.log.Info("claude started", "resume", o.Resume)
+	r.recordJSON(ctx, TypeRunStarted, map[string]any{"pid": p.cmd.Process.Pid, "run_id": r.id, "resume": o.Resume})
+	r.onEnd = func() {
+		cleanup()
+		s.mu.Lock()
+		if s.runs[o.SessionID] == r {
+			delete(s.runs, o.SessionID)
+		}
+		s.mu.Unlock()
+	}
+	var wg sync.WaitGroup
+	wg.Add(3)
+	s.wg.Add(1)
+	go func() { defer wg.Done(); r.writer(p.stdin) }()
+	go func() { defer wg.Done(); r.reader(ctx) }()
+	go func() { defer wg.Done(); r.loop(ctx) }()
+	go func() { defer s.wg.Done(); wg.Wait(); cancel(); close(r.finished) }()
+	return r, nil
+}
+
+// Stop kills the run's process group and returns once every goroutine of
+// the run has ended. It is idempotent.
+func (r *Run) Stop() {
+	r.cancel()
+	<-r.finished
+}
+
+// Ask implements askuser.Asker: the relay calls it with a question from the
+// run's `parley mcp-askuser`, and it returns when the ask is resolved.
+func (r *Run) Ask(ctx context.Context, q askuser.Question) (askuser.Answer, error) {
+	reply := make(chan askOpened, 1)
+	if err := r.send(ctx, askCmd{q: q, reply: reply}, nil); err != nil {
+		return askuser.Answer{}, err
+	}
+	var opened askOpened
+	select {
+	case opened = <-reply:
+	case <-r.done:
+		return askuser.Answer{}, ErrRunEnded
+	}
+	if opened.err != nil {
+		return askuser.Answer{}, opened.err
+	}
+	select {
+	case a := <-opened.answer:
+		return a, nil
+	case <-ctx.Done():
+		// The MCP call was cancelled (the CLI sends notifications/cancelled on
+		// interrupt) or the relay connection dropped: withdraw the ask.
+		r.post(resolveCmd{id: opened.id, answer: askuser.Answer{Status: askuser.StatusCancelled,
+			Reason: "Claude withdrew the question"}})
+		return askuser.Answer{}, ctx.Err()
+	}
+}
+
+// finish records the end of the run. It runs on the loop goroutine, with a
+// fresh context because the run's own may already be cancelled.
+func (r *Run) finish(x exitInfo) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for id := range r.pending {
+		if err := r.resolve(ctx, id, askuser.Answer{Status: askuser.StatusCancelled, Reason: "the Claude process ended"}); err != nil {
+			r.log.Warn("cancel ask at exit", "input_id", id, "err", err)
+		}
+	}
+	close(r.writes)
+	if err := r.journal.RunEnded(ctx, r.id, x.code, x.reason); err != nil {
+		r.log.Error("record run end", "err", err)
+	}
+	r.recordJSON(ctx, TypeRunEnded, map[string]any{"exit_code": x.code, "reason": x.reason, "stderr": r.proc.stderr.String()})
+	status := "idle"
+	if x.code != 0 && x.code != -1 {
+		status = "failed"
+	}
+	r.changeSession(ctx, SessionChange{Status: status})
+	r.log.Info("claude ended", "exit_code", x.code, "reason", x.reason)
+	r.onEnd()
+}

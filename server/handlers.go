@@ -1,0 +1,109 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/a-h/templ"
+
+	"parley/views"
+)
+
+// maxPromptBytes bounds one prompt.
+const maxPromptBytes = 256 << 10
+
+func (s *Server) handleIndex() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sessions, err := s.st.ListSessions(r.Context(), s.project.ID)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		rows := make([]views.SessionSummary, 0, len(sessions))
+		for _, x := range sessions {
+			rows = append(rows, views.SessionSummary{ID: x.ID, Title: x.Title, Status: x.Status,
+				CreatedBy: x.CreatedBy, Updated: x.UpdatedAt.Format("2006-01-02 15:04")})
+		}
+		render(w, r, views.ProjectPage(s.project.Name, rows))
+	})
+}
+
+func (s *Server) handleSessionCreate() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, maxPromptBytes+4096)
+		if err := r.ParseForm(); err != nil {
+			s.fail(w, r, badRequest("The task is too long or the form could not be read."))
+			return
+		}
+		text, err := checkPrompt(r.PostFormValue("text"))
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		v := s.viewer(r)
+		sess, err := s.st.CreateSession(r.Context(), s.project.ID, title(text), v.Name)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		o, err := s.runOptions(r.Context(), sess)
+		if err == nil {
+			err = s.sup.Prompt(r.Context(), o, text, v.Name)
+		}
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		http.Redirect(w, r, "/sessions/"+sess.ID, http.StatusSeeOther)
+	})
+}
+
+func (s *Server) handleSession() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sess, _, err := s.authorizeSession(r.Context(), r, r.PathValue("id"), actView)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		render(w, r, views.SessionPage(sess.ID, sess.Title, sess.Status))
+	})
+}
+
+func (s *Server) handleHealth() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, err := s.st.LastSeq(r.Context(), "00000000-0000-0000-0000-000000000000"); err != nil {
+			http.Error(w, "database unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok\n"))
+	})
+}
+
+// checkPrompt trims a prompt and refuses empty or oversized ones.
+func checkPrompt(text string) (string, error) {
+	text = strings.TrimSpace(text)
+	switch {
+	case text == "":
+		return "", badRequest("Write something for Claude first.")
+	case len(text) > maxPromptBytes:
+		return "", badRequest("That message is too long (the limit is 256 KB).")
+	case !utf8.ValidString(text):
+		return "", badRequest("That message is not valid text.")
+	}
+	return text, nil
+}
+
+// title makes a session title from its first prompt.
+func title(text string) string {
+	line, _, _ := strings.Cut(text, "\n")
+	if utf8.RuneCountInString(line) > 80 {
+		line = string([]rune(line)[:79]) + "…"
+	}
+	return line
+}
+
+func render(w http.ResponseWriter, r *http.Request, c templ.Component) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	_ = c.Render(r.Context(), w)
+}

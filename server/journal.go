@@ -1,0 +1,65 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"parley/runner"
+	"parley/store"
+)
+
+// journal adapts the store to what a run needs (runner.Journal).
+type journal struct{ st *store.Store }
+
+// NewJournal returns the runner.Journal backed by st.
+func NewJournal(st *store.Store) runner.Journal { return journal{st: st} }
+
+func toStoreEvent(e runner.Event) store.Event {
+	return store.Event{SessionID: e.SessionID, Seq: e.Seq, Type: e.Type, Payload: e.Payload, CreatedAt: e.CreatedAt}
+}
+
+func (j journal) Append(ctx context.Context, e runner.Event) error {
+	return j.st.AppendEvent(ctx, toStoreEvent(e))
+}
+
+func (j journal) OpenInput(ctx context.Context, in runner.Input, e runner.Event) error {
+	return j.st.OpenInput(ctx, store.Input{ID: in.ID, SessionID: in.SessionID, RunID: in.RunID,
+		Kind: in.Kind, Payload: in.Payload, Deadline: in.Deadline}, toStoreEvent(e))
+}
+
+func (j journal) ResolveInput(ctx context.Context, id, status string, answer json.RawMessage, by string, e runner.Event) error {
+	_, err := j.st.ResolveInput(ctx, id, status, answer, by, toStoreEvent(e))
+	switch {
+	case errors.Is(err, store.ErrNotPending):
+		return runner.ErrNotPending
+	case errors.Is(err, store.ErrNotFound):
+		return runner.ErrNotFound
+	}
+	return err
+}
+
+func (j journal) RunStarted(ctx context.Context, sessionID string, pid int) (int64, error) {
+	return j.st.StartRun(ctx, sessionID, pid)
+}
+
+func (j journal) RunEnded(ctx context.Context, runID int64, exitCode int, reason string) error {
+	return j.st.EndRun(ctx, runID, exitCode, reason)
+}
+
+func (j journal) SessionChanged(ctx context.Context, sessionID string, c runner.SessionChange) error {
+	if c.ClaudeStarted {
+		if err := j.st.MarkClaudeStarted(ctx, sessionID); err != nil {
+			return err
+		}
+	}
+	if c.Status != "" {
+		if err := j.st.SetSessionStatus(ctx, sessionID, c.Status); err != nil {
+			return err
+		}
+	}
+	if c.CostUSD != 0 || c.Turns != 0 {
+		return j.st.AddSessionUsage(ctx, sessionID, c.CostUSD, c.Turns)
+	}
+	return nil
+}

@@ -1,0 +1,358 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+
+	"parley/askuser"
+	"parley/store"
+	"parley/views"
+)
+
+// maxShown bounds the text of one tool input or result on the page; the
+// whole of it stays in the event log.
+const maxShown = 16 << 10
+
+// renderer turns events into the out-of-band fragments a page applies. It
+// is a pure function of the events except for one thing: while replaying a
+// backlog it skips the streamed deltas of messages that completed later in
+// the same backlog, since the completed message replaces them anyway.
+type renderer struct {
+	backlog   bool
+	completed map[string]bool // backlog: message ids with an assistant event
+	skipped   map[string]bool // backlog: messages whose stream was not sent
+	skipping  bool            // backlog: inside a completed message's stream
+}
+
+// newBacklogRenderer prepares to replay evs.
+func newBacklogRenderer(evs []store.Event) *renderer {
+	r := &renderer{backlog: true, completed: map[string]bool{}, skipped: map[string]bool{}}
+	for _, e := range evs {
+		if e.Type == "assistant" {
+			var a assistantEvent
+			if json.Unmarshal(e.Payload, &a) == nil {
+				r.completed[a.Message.ID] = true
+			}
+		}
+	}
+	return r
+}
+
+// frame renders a batch of events into one frame ending with the last seq.
+func (r *renderer) frame(ctx context.Context, evs []store.Event) Frame {
+	var buf bytes.Buffer
+	for _, e := range evs {
+		for _, c := range r.components(e) {
+			if err := c.Render(ctx, &buf); err != nil {
+				fmt.Fprintf(&buf, "<!-- render %d: %v -->", e.Seq, err)
+			}
+		}
+	}
+	last := evs[len(evs)-1].Seq
+	_ = views.LastSeq(last).Render(ctx, &buf)
+	return Frame{Seq: last, Data: buf.Bytes()}
+}
+
+type assistantEvent struct {
+	ParentToolUseID *string `json:"parent_tool_use_id"`
+	Message         struct {
+		ID      string         `json:"id"`
+		Content []contentBlock `json:"content"`
+	} `json:"message"`
+}
+
+type contentBlock struct {
+	Type      string          `json:"type"`
+	Text      string          `json:"text"`
+	Thinking  string          `json:"thinking"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+	Content   json.RawMessage `json:"content"`
+	IsError   bool            `json:"is_error"`
+}
+
+// components maps one event to what the page shows of it.
+func (r *renderer) components(e store.Event) []templ.Component {
+	switch e.Type {
+	case "prompt":
+		var p struct {
+			Text, By string
+			Queued   bool
+		}
+		_ = json.Unmarshal(e.Payload, &p)
+		return []templ.Component{appendTo(views.Prompt(e.Seq, p.Text, p.By, p.Queued)), views.Status("running", true)}
+	case "stream_event":
+		return r.stream(e.Payload)
+	case "assistant":
+		return r.assistant(e.Payload)
+	case "user":
+		return toolResults(e.Payload)
+	case "result":
+		return []templ.Component{turnResult(e), views.Status("idle", true)}
+	case "input_requested":
+		return []templ.Component{appendTo(views.AskCard(askView(e.Payload))), views.Status("waiting", true)}
+	case "input_resolved":
+		return []templ.Component{askClosed(e.Payload)}
+	case "interrupt":
+		var p struct{ By string }
+		_ = json.Unmarshal(e.Payload, &p)
+		return []templ.Component{appendTo(views.Notice(e.Seq, "info", "Stopped by "+orSomeone(p.By)+"."))}
+	case "run_ended":
+		return runEnded(e)
+	case "malformed":
+		var p struct {
+			Error string
+			Text  string
+		}
+		_ = json.Unmarshal(e.Payload, &p)
+		return []templ.Component{appendTo(views.Notice(e.Seq, "warn",
+			"Claude printed a line Parley could not read ("+p.Error+"); it is kept in the log."))}
+	case "notice":
+		var p struct{ Level, Text string }
+		_ = json.Unmarshal(e.Payload, &p)
+		return []templ.Component{appendTo(views.Notice(e.Seq, p.Level, p.Text))}
+	case "system":
+		return systemEvent(e)
+	}
+	return nil // control traffic, heartbeats and unknown types are kept, not shown
+}
+
+func appendTo(c templ.Component) templ.Component {
+	return templ.ComponentFunc(func(ctx context.Context, w io.Writer) error {
+		return views.Append().Render(templ.WithChildren(ctx, c), w)
+	})
+}
+
+// stream handles --include-partial-messages events: a message_start opens a
+// live block and text deltas append to it. Subagent streams are not shown.
+func (r *renderer) stream(payload []byte) []templ.Component {
+	var s struct {
+		ParentToolUseID *string `json:"parent_tool_use_id"`
+		Event           struct {
+			Type    string `json:"type"`
+			Message struct {
+				ID string `json:"id"`
+			} `json:"message"`
+			Delta struct {
+				Type string `json:"type"`
+				Text string `json:"text"`
+			} `json:"delta"`
+		} `json:"event"`
+	}
+	if json.Unmarshal(payload, &s) != nil || s.ParentToolUseID != nil {
+		return nil
+	}
+	switch s.Event.Type {
+	case "message_start":
+		r.skipping = r.backlog && r.completed[s.Event.Message.ID]
+		if r.skipping {
+			r.skipped[s.Event.Message.ID] = true
+			return nil
+		}
+		return []templ.Component{appendTo(views.AssistantLive(s.Event.Message.ID))}
+	case "content_block_delta":
+		if s.Event.Delta.Type == "text_delta" && !r.skipping {
+			return []templ.Component{views.TextDelta(s.Event.Delta.Text)}
+		}
+	}
+	return nil
+}
+
+func (r *renderer) assistant(payload []byte) []templ.Component {
+	var a assistantEvent
+	if json.Unmarshal(payload, &a) != nil {
+		return nil
+	}
+	var out []templ.Component
+	for _, b := range a.Message.Content {
+		switch b.Type {
+		case "text":
+			if a.ParentToolUseID != nil || b.Text == "" {
+				continue
+			}
+			// A message whose stream this backlog skipped has no block on
+			// the page yet; any other already has one to replace.
+			if r.skipped[a.Message.ID] {
+				out = append(out, appendTo(views.AssistantText(a.Message.ID, b.Text, false)))
+			} else {
+				out = append(out, views.AssistantText(a.Message.ID, b.Text, true))
+			}
+		case "thinking":
+			out = append(out, appendTo(views.Thinking(b.Thinking)))
+		case "tool_use":
+			out = append(out, appendTo(views.ToolCall(b.ID, b.Name, prettyJSON(b.Input))))
+		}
+	}
+	return out
+}
+
+// toolResults fills in the results carried by a user event.
+func toolResults(payload []byte) []templ.Component {
+	var u struct {
+		Message struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(payload, &u) != nil {
+		return nil
+	}
+	var blocks []contentBlock
+	if json.Unmarshal(u.Message.Content, &blocks) != nil {
+		return nil
+	}
+	var out []templ.Component
+	for _, b := range blocks {
+		if b.Type == "tool_result" {
+			out = append(out, views.ToolResult(b.ToolUseID, clip(flattenContent(b.Content)), b.IsError))
+		}
+	}
+	return out
+}
+
+// flattenContent turns a tool_result's content (a string or text blocks)
+// into text.
+func flattenContent(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	var blocks []contentBlock
+	if json.Unmarshal(raw, &blocks) != nil {
+		return string(raw)
+	}
+	parts := make([]string, 0, len(blocks))
+	for _, b := range blocks {
+		if b.Type == "text" {
+			parts = append(parts, b.Text)
+		} else {
+			parts = append(parts, "["+b.Type+"]")
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func turnResult(e store.Event) templ.Component {
+	var res struct {
+		IsError      bool     `json:"is_error"`
+		Subtype      string   `json:"subtype"`
+		Result       string   `json:"result"`
+		TotalCostUSD float64  `json:"total_cost_usd"`
+		NumTurns     int      `json:"num_turns"`
+		DurationMS   int64    `json:"duration_ms"`
+		Errors       []string `json:"errors"`
+	}
+	_ = json.Unmarshal(e.Payload, &res)
+	figures := fmt.Sprintf("$%.4f · %d %s · %s", res.TotalCostUSD, res.NumTurns, plural(res.NumTurns, "turn", "turns"),
+		(time.Duration(res.DurationMS) * time.Millisecond).Round(100*time.Millisecond))
+	// The CLI reports API errors as subtype "success" with is_error true:
+	// decide on is_error.
+	if !res.IsError {
+		return appendTo(views.TurnResult(e.Seq, true, "Done · "+figures, ""))
+	}
+	detail := strings.Join(res.Errors, "; ")
+	if detail == "" {
+		detail = res.Result
+	}
+	if res.Subtype == "error_during_execution" && detail == "" {
+		detail = "The turn was stopped."
+	}
+	return appendTo(views.TurnResult(e.Seq, false, "Turn ended with an error · "+figures, clip(detail)))
+}
+
+func runEnded(e store.Event) []templ.Component {
+	var p struct {
+		ExitCode int    `json:"exit_code"`
+		Reason   string `json:"reason"`
+		Stderr   string `json:"stderr"`
+	}
+	_ = json.Unmarshal(e.Payload, &p)
+	if p.ExitCode == 0 {
+		return []templ.Component{views.Status("idle", true)}
+	}
+	text := "The Claude process ended (" + p.Reason + ")."
+	if s := strings.TrimSpace(p.Stderr); s != "" {
+		text += " " + lastLines(s, 3)
+	}
+	return []templ.Component{appendTo(views.Notice(e.Seq, "error", text)), views.Status("failed", true)}
+}
+
+func systemEvent(e store.Event) []templ.Component {
+	var s struct {
+		Subtype    string `json:"subtype"`
+		Attempt    int    `json:"attempt"`
+		MaxRetries int    `json:"max_retries"`
+		Error      string `json:"error"`
+	}
+	_ = json.Unmarshal(e.Payload, &s)
+	switch s.Subtype {
+	case "api_retry":
+		return []templ.Component{appendTo(views.Notice(e.Seq, "warn",
+			fmt.Sprintf("The API returned an error; retrying (attempt %d of %d). %s", s.Attempt, s.MaxRetries, s.Error)))}
+	case "permission_denied":
+		return []templ.Component{appendTo(views.Notice(e.Seq, "warn", "A tool call was denied by the permission rules."))}
+	}
+	return nil
+}
+
+// askView reads an input_requested payload into a card.
+func askView(payload []byte) views.Ask {
+	var p struct {
+		InputID  string           `json:"input_id"`
+		Question askuser.Question `json:"question"`
+		Deadline time.Time        `json:"deadline"`
+	}
+	_ = json.Unmarshal(payload, &p)
+	a := views.Ask{ID: p.InputID, Question: p.Question.Question, MultiSelect: p.Question.MultiSelect}
+	for _, o := range p.Question.Options {
+		a.Options = append(a.Options, views.AskOption{Label: o.Label, Description: o.Description})
+	}
+	if !p.Deadline.IsZero() {
+		a.Deadline = p.Deadline.UTC().Format(time.RFC3339)
+	}
+	return a
+}
+
+// askClosed renders an input_resolved payload.
+func askClosed(payload []byte) templ.Component {
+	var p struct {
+		InputID    string         `json:"input_id"`
+		Status     string         `json:"status"`
+		Answer     askuser.Answer `json:"answer"`
+		AnsweredBy string         `json:"answered_by"`
+		Reason     string         `json:"reason"`
+	}
+	_ = json.Unmarshal(payload, &p)
+	var text string
+	switch p.Status {
+	case "answered":
+		text = "You answered: " + answerText(p.Answer)
+		if p.AnsweredBy != "" {
+			text += " (" + p.AnsweredBy + ")"
+		}
+	case "timed_out":
+		text = "Question timed out"
+	default:
+		text = "Question " + strings.ReplaceAll(p.Status, "_", " ")
+		if p.Reason != "" {
+			text += ": " + p.Reason
+		}
+	}
+	return views.AskClosed(p.InputID, p.Status, text)
+}
+
+func answerText(a askuser.Answer) string {
+	parts := append([]string{}, a.Selected...)
+	if a.Text != "" {
+		parts = append(parts, a.Text)
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,168 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"parley/store"
+)
+
+const (
+	writeWait   = 10 * time.Second
+	pongWait    = 60 * time.Second
+	pingPeriod  = pongWait * 9 / 10
+	helloWait   = 10 * time.Second
+	maxWSInput  = 256 << 10 // one message from a browser: a prompt or an answer
+	backlogPage = 400       // events per catch-up frame
+)
+
+var upgrader = websocket.Upgrader{
+	ReadBufferSize:  4 << 10,
+	WriteBufferSize: 32 << 10,
+	CheckOrigin:     sameOrigin,
+}
+
+// wsConn is one browser tab on one session: exactly one reader goroutine
+// (its messages) and one writer (everything sent, pings and deadlines).
+type wsConn struct {
+	s     *Server
+	conn  *websocket.Conn
+	sess  store.Session
+	r     *http.Request
+	hello chan int64 // the page's last seq, sent once it connects
+	out   chan Frame // frames for this tab only (errors)
+}
+
+func (s *Server) handleSessionWS() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sess, _, err := s.authorizeSession(r.Context(), r, r.PathValue("id"), actView)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		conn, err := upgrader.Upgrade(w, r, nil)
+		if err != nil {
+			return // the upgrader has answered the client
+		}
+		c := &wsConn{s: s, conn: conn, sess: sess, r: r, hello: make(chan int64, 1), out: make(chan Frame, 16)}
+		c.serve(r.Context())
+	})
+}
+
+// serve runs the connection until either side ends it.
+func (c *wsConn) serve(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer c.conn.Close()
+	sub, err := c.s.hub.Subscribe(ctx, c.sess.ID)
+	if err != nil {
+		return
+	}
+	defer c.s.hub.Unsubscribe(sub)
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		defer cancel()
+		c.readLoop(ctx)
+	}()
+	if err := c.writeLoop(ctx, sub); err != nil && !errors.Is(err, context.Canceled) {
+		c.s.log.Debug("websocket closed", "session_id", c.sess.ID, "err", err)
+	}
+	c.conn.Close() // unblocks the reader
+	<-readerDone
+}
+
+// writeLoop waits for the page's hello, replays what it has not seen from
+// Postgres, then streams live frames, skipping any it already has and
+// filling any gap from Postgres: every event is shown once, in order.
+func (c *wsConn) writeLoop(ctx context.Context, sub *Subscription) error {
+	ping := time.NewTicker(pingPeriod) // a keepalive, not a poll
+	defer ping.Stop()
+	var last int64
+	select {
+	case last = <-c.hello:
+	case <-time.After(helloWait):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	last, err := c.catchUp(ctx, last)
+	if err != nil {
+		return err
+	}
+	for {
+		select {
+		case f, ok := <-sub.C:
+			if !ok {
+				// Dropped for being slow, or the server is stopping: the page
+				// reconnects (1012 = service restart) and catches up.
+				return c.close(websocket.CloseServiceRestart, "reconnect")
+			}
+			switch {
+			case f.Seq != 0 && f.Seq <= last:
+				continue
+			case f.Seq > last+1:
+				if last, err = c.catchUp(ctx, last); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := c.write(f.Data); err != nil {
+				return err
+			}
+			if f.Seq != 0 {
+				last = f.Seq
+			}
+		case f := <-c.out:
+			if err := c.write(f.Data); err != nil {
+				return err
+			}
+		case <-ping.C:
+			c.conn.SetWriteDeadline(time.Now().Add(writeWait))
+			if err := c.conn.WriteMessage(websocket.PingMessage, nil); err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return c.close(websocket.CloseGoingAway, "bye")
+		}
+	}
+}
+
+// catchUp sends every event after seq from Postgres and returns the new last seq.
+func (c *wsConn) catchUp(ctx context.Context, after int64) (int64, error) {
+	evs, err := c.s.st.EventsAfter(ctx, c.sess.ID, after, 0)
+	if err != nil || len(evs) == 0 {
+		return after, err
+	}
+	r := newBacklogRenderer(evs)
+	for len(evs) > 0 {
+		n := min(backlogPage, len(evs))
+		f := r.frame(ctx, evs[:n])
+		if err := c.write(f.Data); err != nil {
+			return after, err
+		}
+		after, evs = f.Seq, evs[n:]
+	}
+	return after, nil
+}
+
+func (c *wsConn) write(b []byte) error {
+	c.conn.SetWriteDeadline(time.Now().Add(writeWait))
+	return c.conn.WriteMessage(websocket.TextMessage, b)
+}
+
+func (c *wsConn) close(code int, text string) error {
+	c.conn.SetWriteDeadline(time.Now().Add(writeWait))
+	return c.conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(code, text))
+}
+
+// send queues a frame for this tab; it is dropped if the tab is not reading.
+func (c *wsConn) send(f Frame) {
+	select {
+	case c.out <- f:
+	default:
+	}
+}

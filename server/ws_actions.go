@@ -1,0 +1,184 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/gorilla/websocket"
+
+	"parley/askuser"
+	"parley/runner"
+	"parley/store"
+	"parley/views"
+)
+
+// wsMessage is what a page sends: htmx's ws-send posts a form's fields as
+// JSON (plus a HEADERS object), and the page's script sends hello.
+type wsMessage struct {
+	Action  string     `json:"action"`
+	After   int64      `json:"after"`
+	Text    string     `json:"text"`
+	InputID string     `json:"input_id"`
+	Choice  stringList `json:"choice"`
+	Other   string     `json:"other"`
+}
+
+// stringList takes one string or a list: htmx sends a single checked box
+// as a string and several as an array.
+type stringList []string
+
+func (l *stringList) UnmarshalJSON(b []byte) error {
+	var one string
+	if err := json.Unmarshal(b, &one); err == nil {
+		if one != "" {
+			*l = []string{one}
+		}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(b, &many); err != nil {
+		return err
+	}
+	*l = many
+	return nil
+}
+
+// readLoop handles the page's messages until the connection fails.
+func (c *wsConn) readLoop(ctx context.Context) {
+	c.conn.SetReadLimit(maxWSInput)
+	c.conn.SetReadDeadline(time.Now().Add(pongWait))
+	c.conn.SetPongHandler(func(string) error {
+		return c.conn.SetReadDeadline(time.Now().Add(pongWait))
+	})
+	for {
+		_, data, err := c.conn.ReadMessage()
+		if err != nil {
+			if errors.Is(err, websocket.ErrReadLimit) {
+				c.s.log.Info("websocket message too large", "session_id", c.sess.ID)
+			}
+			return
+		}
+		c.conn.SetReadDeadline(time.Now().Add(pongWait))
+		var m wsMessage
+		if err := json.Unmarshal(data, &m); err != nil {
+			c.toast("error", "Parley could not read that message from the page; reload and try again.")
+			continue
+		}
+		if err := c.handle(ctx, m); err != nil {
+			var he *httpError
+			var ae *runner.AnswerError
+			if !errors.As(err, &he) && !errors.As(err, &ae) {
+				c.s.log.Error("websocket action failed", "session_id", c.sess.ID, "action", m.Action, "err", err)
+			}
+			c.toast("error", userMessage(err))
+		}
+	}
+}
+
+func (c *wsConn) handle(ctx context.Context, m wsMessage) error {
+	switch m.Action {
+	case "hello":
+		select {
+		case c.hello <- max(m.After, 0):
+		default: // only the first hello counts
+		}
+		return nil
+	case "prompt":
+		return c.prompt(ctx, m)
+	case "answer":
+		return c.answer(ctx, m)
+	case "stop":
+		sess, v, err := c.s.authorizeSession(ctx, c.r, c.sess.ID, actStop)
+		if err != nil {
+			return err
+		}
+		if err := c.s.sup.Interrupt(ctx, sess.ID, v.Name); errors.Is(err, runner.ErrRunEnded) {
+			return badRequest("Claude is not running in this session.")
+		} else if err != nil {
+			return err
+		}
+		return nil
+	}
+	return badRequest("Unknown action " + quote(m.Action) + ".")
+}
+
+func (c *wsConn) prompt(ctx context.Context, m wsMessage) error {
+	sess, v, err := c.s.authorizeSession(ctx, c.r, c.sess.ID, actPrompt)
+	if err != nil {
+		return err
+	}
+	text, err := checkPrompt(m.Text)
+	if err != nil {
+		return err
+	}
+	o, err := c.s.runOptions(ctx, sess)
+	if err != nil {
+		return err
+	}
+	return c.s.sup.Prompt(ctx, o, text, v.Name)
+}
+
+func (c *wsConn) answer(ctx context.Context, m wsMessage) error {
+	sess, v, err := c.s.authorizeSession(ctx, c.r, c.sess.ID, actAnswer)
+	if err != nil {
+		return err
+	}
+	a := askuser.Answer{Selected: m.Choice, Text: strings.TrimSpace(m.Other), AnsweredBy: v.Name}
+	err = c.s.sup.Answer(ctx, sess.ID, m.InputID, a)
+	if errors.Is(err, runner.ErrRunEnded) || errors.Is(err, runner.ErrNotPending) {
+		return c.s.whyClosed(ctx, sess.ID, m.InputID)
+	}
+	return err
+}
+
+// whyClosed explains why an ask cannot be answered.
+func (s *Server) whyClosed(ctx context.Context, sessionID, inputID string) error {
+	in, err := s.st.GetInput(ctx, inputID)
+	if errors.Is(err, store.ErrNotFound) || (err == nil && in.SessionID != sessionID) {
+		return badRequest("There is no such question in this session.")
+	}
+	if err != nil {
+		return err
+	}
+	if in.Status == "answered" {
+		return badRequest("This question was already answered.")
+	}
+	if in.Status != "pending" {
+		return badRequest("This question is closed (" + strings.ReplaceAll(in.Status, "_", " ") + ").")
+	}
+	return badRequest("The Claude process that asked has ended, so the answer cannot reach it.")
+}
+
+func (c *wsConn) toast(level, text string) {
+	f, err := renderFrame(context.Background(), views.Toast(level, text))
+	if err == nil {
+		c.send(f)
+	}
+}
+
+// userMessage is the sentence a page shows for err.
+func userMessage(err error) string {
+	var he *httpError
+	if errors.As(err, &he) {
+		return he.msg
+	}
+	var ae *runner.AnswerError
+	if errors.As(err, &ae) {
+		return ae.Error()
+	}
+	return "That did not work; try again, and reload the page if it keeps failing."
+}
+
+// renderFrame renders a component into a frame that shows no event.
+func renderFrame(ctx context.Context, c templ.Component) (Frame, error) {
+	var buf bytes.Buffer
+	err := c.Render(ctx, &buf)
+	return Frame{Data: buf.Bytes()}, err
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }

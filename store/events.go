@@ -1,0 +1,78 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Event is one entry of a session's event log, numbered by Seq from 1 without gaps.
+// The run's select loop is the single writer of a session's log.
+type Event struct {
+	SessionID string          `db:"session_id"`
+	Seq       int64           `db:"seq"`
+	Type      string          `db:"type"`
+	Payload   json.RawMessage `db:"payload"`
+	CreatedAt time.Time       `db:"created_at"`
+}
+
+const eventColumns = `session_id, seq, type, payload, created_at`
+
+// querier is what a pool and a transaction have in common.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// LastSeq returns the highest seq in the session's log, 0 when the log is empty.
+func (s *Store) LastSeq(ctx context.Context, sessionID string) (int64, error) {
+	var seq int64
+	err := s.pool.QueryRow(ctx,
+		`SELECT coalesce(max(seq), 0) FROM events WHERE session_id = $1`, sessionID).Scan(&seq)
+	if err != nil {
+		return 0, fmt.Errorf("last seq of session %s: %w", sessionID, err)
+	}
+	return seq, nil
+}
+
+// AppendEvent appends e to its session's log. A seq that is already taken is an error
+// (a unique violation), never an overwrite.
+func (s *Store) AppendEvent(ctx context.Context, e Event) error {
+	_, err := appendEvent(ctx, s.pool, e)
+	return err
+}
+
+// appendEvent inserts e and returns it with created_at filled in.
+func appendEvent(ctx context.Context, q querier, e Event) (Event, error) {
+	payload := e.Payload
+	if len(payload) == 0 {
+		payload = json.RawMessage(`{}`)
+	}
+	rows, _ := q.Query(ctx, `
+		INSERT INTO events (session_id, seq, type, payload) VALUES ($1, $2, $3, $4)
+		RETURNING `+eventColumns, e.SessionID, e.Seq, e.Type, payload)
+	got, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[Event])
+	if err != nil {
+		return Event{}, fmt.Errorf("insert event %d of session %s: %w", e.Seq, e.SessionID, err)
+	}
+	return got, nil
+}
+
+// EventsAfter returns the session's events with seq > after in ascending order, at most limit
+// of them; limit <= 0 means all.
+func (s *Store) EventsAfter(ctx context.Context, sessionID string, after int64, limit int) ([]Event, error) {
+	sql := `SELECT ` + eventColumns + ` FROM events WHERE session_id = $1 AND seq > $2 ORDER BY seq`
+	args := []any{sessionID, after}
+	if limit > 0 {
+		sql += ` LIMIT $3`
+		args = append(args, limit)
+	}
+	rows, _ := s.pool.Query(ctx, sql, args...)
+	list, err := pgx.CollectRows(rows, pgx.RowToStructByName[Event])
+	if err != nil {
+		return nil, fmt.Errorf("events of session %s after %d: %w", sessionID, after, err)
+	}
+	return list, nil
+}

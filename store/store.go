@@ -1,0 +1,138 @@
+// Package store holds all of Parley's SQL. Nothing else talks to Postgres.
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/golang-migrate/migrate/v4"
+	_ "github.com/golang-migrate/migrate/v4/database/pgx/v5" // registers the pgx5:// driver
+	"github.com/golang-migrate/migrate/v4/source/iofs"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"parley/migrations"
+)
+
+// ErrNotFound is returned when a row asked for by id does not exist.
+var ErrNotFound = errors.New("not found")
+
+// ErrNotPending is returned by ResolveInput when the input was resolved before.
+var ErrNotPending = errors.New("already answered")
+
+// Store is Parley's Postgres store, backed by a pgx connection pool.
+type Store struct {
+	pool *pgxpool.Pool
+}
+
+// Migrate applies every pending migration in migrations.FS to the database at databaseURL.
+// A database that is already up to date is not an error.
+func Migrate(databaseURL string) error {
+	u, err := url.Parse(databaseURL)
+	if err != nil {
+		return fmt.Errorf("migrate: parse database url: %w", err)
+	}
+	// golang-migrate picks its driver by URL scheme; its pgx/v5 driver registers "pgx5"
+	// and turns the scheme back into "postgres" before connecting.
+	switch u.Scheme {
+	case "postgres", "postgresql", "pgx5":
+		u.Scheme = "pgx5"
+	default:
+		return fmt.Errorf("migrate: database url must start with postgres://, got %q", u.Scheme)
+	}
+	src, err := iofs.New(migrations.FS, ".")
+	if err != nil {
+		return fmt.Errorf("migrate: open embedded migrations: %w", err)
+	}
+	m, err := migrate.NewWithSourceInstance("iofs", src, u.String())
+	if err != nil {
+		return fmt.Errorf("migrate: connect: %w", err)
+	}
+	upErr := m.Up()
+	srcErr, dbErr := m.Close()
+	if upErr != nil && !errors.Is(upErr, migrate.ErrNoChange) {
+		return fmt.Errorf("migrate: up: %w", upErr)
+	}
+	if err := errors.Join(srcErr, dbErr); err != nil {
+		return fmt.Errorf("migrate: close: %w", err)
+	}
+	return nil
+}
+
+// Open connects a pool to databaseURL and checks that the database answers.
+func Open(ctx context.Context, databaseURL string) (*Store, error) {
+	pool, err := pgxpool.New(ctx, databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("ping database: %w", err)
+	}
+	return &Store{pool: pool}, nil
+}
+
+// Close closes every connection of the pool, waiting for connections in use to be released.
+func (s *Store) Close() {
+	s.pool.Close()
+}
+
+// notFound maps pgx.ErrNoRows to ErrNotFound and leaves other errors alone.
+func notFound(err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}
+
+// Project is a workspace that sessions run in.
+type Project struct {
+	ID        int64     `db:"id"`
+	Name      string    `db:"name"`
+	Workspace string    `db:"workspace"`
+	CreatedAt time.Time `db:"created_at"`
+}
+
+const projectColumns = `id, name, workspace, created_at`
+
+// EnsureDefaultProject returns the lowest-id project, creating one with name and workspace if
+// there is none.
+func (s *Store) EnsureDefaultProject(ctx context.Context, name, workspace string) (Project, error) {
+	// A transaction-scoped advisory lock makes two servers starting at once create one project,
+	// not two.
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return Project{}, fmt.Errorf("ensure default project: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('parley.default_project'))`); err != nil {
+		return Project{}, fmt.Errorf("ensure default project: lock: %w", err)
+	}
+	rows, _ := tx.Query(ctx, `SELECT `+projectColumns+` FROM projects ORDER BY id LIMIT 1`)
+	p, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[Project])
+	if errors.Is(err, pgx.ErrNoRows) {
+		rows, _ = tx.Query(ctx, `INSERT INTO projects (name, workspace) VALUES ($1, $2) RETURNING `+projectColumns,
+			name, workspace)
+		p, err = pgx.CollectOneRow(rows, pgx.RowToStructByName[Project])
+	}
+	if err != nil {
+		return Project{}, fmt.Errorf("ensure default project: %w", err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return Project{}, fmt.Errorf("ensure default project: commit: %w", err)
+	}
+	return p, nil
+}
+
+// GetProject returns the project with id, or ErrNotFound.
+func (s *Store) GetProject(ctx context.Context, id int64) (Project, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+projectColumns+` FROM projects WHERE id = $1`, id)
+	p, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[Project])
+	if err != nil {
+		return Project{}, fmt.Errorf("get project %d: %w", id, notFound(err))
+	}
+	return p, nil
+}
