@@ -15,6 +15,10 @@ func (r *Run) handleLine(ctx context.Context, l Line) {
 		}
 		return
 	}
+	if l.Type == "result" {
+		// Totals first, so whoever sees the result frame reads them updated.
+		r.handleResult(ctx, l.Raw)
+	}
 	if err := r.record(ctx, l.Type, l.Raw); err != nil {
 		// Postgres refuses some valid JSON (a \u0000 in a string): keep what
 		// it will take and say why, rather than lose the line silently.
@@ -30,8 +34,6 @@ func (r *Run) handleLine(ctx context.Context, l Line) {
 			r.started = true
 			r.changeSession(ctx, SessionChange{ClaudeStarted: true})
 		}
-	case "result":
-		r.handleResult(ctx, l.Raw)
 	case "control_request":
 		r.handleControlRequest(ctx, l.Raw)
 	}

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# install-test-deps.sh installs what Parley's full test suite needs, on a
+# Debian machine (as root) that already has Go, node and npm:
+#   - the claude CLI, pinned, into "$PARLEY_CACHE/claude-cli"
+#   - Chromium (/usr/bin/chromium), for the browser tests
+#   - templ, at the version go.mod requires
+#   - PostgreSQL server binaries (Debian 12's `postgresql` is 15)
+# It is idempotent: each part is skipped when already in place. It writes the
+# variables the tests read to "$PARLEY_CACHE/env" (source it) and prints them.
+#
+# Usage: scripts/install-test-deps.sh        (PARLEY_CACHE defaults to ~/.cache/parley)
+set -euo pipefail
+
+CLAUDE_VERSION=2.1.328
+PARLEY_CACHE=${PARLEY_CACHE:-$HOME/.cache/parley}
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+log() { printf 'install-test-deps: %s\n' "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# apt_install installs Debian packages, refreshing the package lists once.
+APT_UPDATED=
+apt_install() {
+	[ "$(id -u)" -eq 0 ] || die "installing $* needs root (apt-get)"
+	if [ -z "$APT_UPDATED" ]; then
+		DEBIAN_FRONTEND=noninteractive apt-get update -qq
+		APT_UPDATED=1
+	fi
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
+}
+
+# install_claude puts claude $CLAUDE_VERSION under $PARLEY_CACHE/claude-cli,
+# unless the version there already matches, and sets CLAUDE_BIN.
+install_claude() {
+	local prefix=$PARLEY_CACHE/claude-cli
+	local pkg=$prefix/node_modules/@anthropic-ai/claude-code/package.json
+	CLAUDE_BIN=$prefix/node_modules/.bin/claude
+	local have=
+	if [ -f "$pkg" ] && [ -x "$CLAUDE_BIN" ]; then
+		have=$(node -p "require(process.argv[1]).version" "$pkg")
+	fi
+	if [ "$have" = "$CLAUDE_VERSION" ]; then
+		log "claude $CLAUDE_VERSION already installed"
+		return
+	fi
+	command -v npm >/dev/null || die "npm not found; install Node.js and npm first"
+	log "installing claude $CLAUDE_VERSION into $prefix${have:+ (had $have)}"
+	mkdir -p "$prefix"
+	npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error \
+		"@anthropic-ai/claude-code@$CLAUDE_VERSION" >&2
+	[ -x "$CLAUDE_BIN" ] || die "npm install did not produce $CLAUDE_BIN"
+}
+
+# install_chromium installs Debian's chromium when /usr/bin/chromium is missing.
+install_chromium() {
+	CHROMIUM_BIN=/usr/bin/chromium
+	if [ -x "$CHROMIUM_BIN" ]; then
+		log "chromium already installed"
+		return
+	fi
+	log "installing chromium"
+	apt_install chromium
+}
+
+# install_templ go-installs templ at go.mod's version unless it is already there.
+install_templ() {
+	local want
+	want=$(awk '$1 == "github.com/a-h/templ" { print $2 } $2 == "github.com/a-h/templ" { print $3 }' "$REPO/go.mod" | head -n1)
+	[ -n "$want" ] || die "github.com/a-h/templ not found in $REPO/go.mod"
+	local gobin
+	gobin=$(go env GOBIN)
+	[ -n "$gobin" ] || gobin=$(go env GOPATH)/bin
+	TEMPL_BIN=$gobin/templ
+	local have=
+	if [ -x "$TEMPL_BIN" ]; then
+		have=$("$TEMPL_BIN" version 2>/dev/null || true)
+	fi
+	if [ "$have" = "$want" ]; then
+		log "templ $want already installed"
+		return
+	fi
+	log "installing templ $want${have:+ (had $have)}"
+	GOBIN=$gobin go install "github.com/a-h/templ/cmd/templ@$want"
+}
+
+# install_postgres installs the PostgreSQL server when pg_config --bindir has no postgres.
+install_postgres() {
+	PG_BINDIR=$(pg_config --bindir 2>/dev/null || true)
+	if [ -n "$PG_BINDIR" ] && [ -x "$PG_BINDIR/postgres" ]; then
+		log "postgresql server already installed ($PG_BINDIR)"
+		return
+	fi
+	log "installing postgresql"
+	apt_install postgresql
+	# Debian's pg_config lives in postgresql-common (or libpq-dev); fall back
+	# to the newest versioned directory if it is not there.
+	PG_BINDIR=$(pg_config --bindir 2>/dev/null || true)
+	if [ -z "$PG_BINDIR" ] || [ ! -x "$PG_BINDIR/postgres" ]; then
+		PG_BINDIR=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
+	fi
+	[ -x "$PG_BINDIR/postgres" ] || die "postgres binary not found after installing postgresql"
+}
+
+# write_env writes the variables the tests read to $PARLEY_CACHE/env and prints them.
+write_env() {
+	local env=$PARLEY_CACHE/env tmp
+	tmp=$(mktemp "$PARLEY_CACHE/env.XXXXXX")
+	{
+		echo "# Written by scripts/install-test-deps.sh; source this file before running the tests."
+		printf 'export PARLEY_CLAUDE_BIN=%q\n' "$CLAUDE_BIN"
+		printf 'export PARLEY_CHROMIUM_BIN=%q\n' "$CHROMIUM_BIN"
+		printf 'export PARLEY_TEMPL_BIN=%q\n' "$TEMPL_BIN"
+		printf 'export PARLEY_PG_BINDIR=%q\n' "$PG_BINDIR"
+		printf 'export PATH=%q:"$PATH"\n' "$(dirname "$TEMPL_BIN")"
+	} >"$tmp"
+	mv "$tmp" "$env"
+	log "wrote $env"
+	cat "$env"
+}
+
+main() {
+	command -v go >/dev/null || die "go not found"
+	command -v node >/dev/null || die "node not found"
+	mkdir -p "$PARLEY_CACHE"
+	install_claude
+	install_chromium
+	install_templ
+	install_postgres
+	write_env
+}
+
+main "$@"

@@ -1,0 +1,222 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"parley/askuser"
+	"parley/runner"
+	"parley/runner/fakeapi"
+	"parley/store"
+	"parley/store/pgtest"
+)
+
+// TestMain lets the test binary stand in for `parley mcp-askuser`: the
+// runner starts its own executable with that argument, as the real binary.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "mcp-askuser" {
+		c, err := askuser.LoadConfig(os.Getenv("ASK_USER_CONFIG"))
+		if err == nil {
+			err = askuser.Serve(context.Background(), c, os.Stdin, os.Stdout)
+		}
+		if err != nil {
+			os.Stderr.WriteString("mcp-askuser: " + err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	pgtest.Main(m)
+}
+
+// env is one Parley server wired as `parley serve` wires it, against a fresh
+// database, the real claude CLI and a scripted fake model.
+type env struct {
+	t      *testing.T
+	st     *store.Store
+	srv    *Server
+	sup    *runner.Supervisor
+	fake   *fakeapi.Server
+	web    *httptest.Server
+	relay  *httptest.Server
+	broker *askuser.Broker
+}
+
+type envOptions struct {
+	askTimeout time.Duration
+}
+
+func newEnv(t *testing.T, sc fakeapi.Scenario, o envOptions) *env {
+	t.Helper()
+	claude := fakeapi.ClaudeBin(t)
+	if o.askTimeout == 0 {
+		o.askTimeout = 300 * time.Second
+	}
+	ctx := context.Background()
+	st, err := store.Open(ctx, pgtest.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	fake := fakeapi.Serve(t, sc)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	e := &env{t: t, st: st, fake: fake, broker: askuser.NewBroker()}
+	hub := NewHub()
+	hubCtx, stopHub := context.WithCancel(ctx)
+	hubDone := make(chan struct{})
+	go func() { defer close(hubDone); hub.Run(hubCtx) }()
+	e.sup = runner.NewSupervisor(ctx, runner.Deps{
+		Config:  runner.Config{ClaudeBin: claude, SelfExe: self, Env: append(os.Environ(), fake.Env(filepath.Join(dir, "claude"))...)},
+		Journal: NewJournal(st), Publisher: NewPublisher(hub), Broker: e.broker, Log: log, RuntimeDir: dir,
+	})
+	e.relay = httptest.NewServer(nil)
+	e.srv, err = New(ctx, Config{DataDir: dir, AskTimeout: o.askTimeout, AskUserEnabled: true,
+		RelayURL: e.relay.URL + "/ask"}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Broker: e.broker, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.relay.Config.Handler = e.srv.RelayHandler()
+	e.web = httptest.NewServer(e.srv.Handler())
+	t.Cleanup(func() {
+		e.sup.Shutdown()
+		e.web.CloseClientConnections()
+		e.web.Close()
+		e.relay.CloseClientConnections()
+		e.relay.Close()
+		stopHub()
+		<-hubDone
+	})
+	return e
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// newSession creates a session without starting claude.
+func (e *env) newSession() store.Session {
+	e.t.Helper()
+	s, err := e.st.CreateSession(e.t.Context(), e.srv.project.ID, "test", "you")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return s
+}
+
+// ws is a test browser tab on a session's WebSocket.
+type ws struct {
+	t      *testing.T
+	conn   *websocket.Conn
+	frames chan string
+}
+
+func (e *env) dial(sessionID string, after int64) *ws {
+	e.t.Helper()
+	url := "ws" + strings.TrimPrefix(e.web.URL, "http") + "/sessions/" + sessionID + "/ws"
+	conn, _, err := websocket.DefaultDialer.Dial(url, http.Header{"Origin": {e.web.URL}})
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	w := &ws{t: e.t, conn: conn, frames: make(chan string, 4096)}
+	go func() {
+		defer close(w.frames)
+		for {
+			_, b, err := conn.ReadMessage()
+			if err != nil {
+				return
+			}
+			w.frames <- string(b)
+		}
+	}()
+	e.t.Cleanup(func() { conn.Close() })
+	w.send(map[string]any{"action": "hello", "after": after})
+	return w
+}
+
+func (w *ws) send(v any) {
+	w.t.Helper()
+	b, _ := json.Marshal(v)
+	if err := w.conn.WriteMessage(websocket.TextMessage, b); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// waitFor reads frames until one contains all of subs; it returns everything read.
+func (w *ws) waitFor(timeout time.Duration, subs ...string) string {
+	w.t.Helper()
+	var seen strings.Builder
+	deadline := time.After(timeout)
+	for {
+		select {
+		case f, ok := <-w.frames:
+			if !ok {
+				w.t.Fatalf("websocket closed while waiting for %q; got:\n%s", subs, seen.String())
+			}
+			seen.WriteString(f)
+			if containsAll(seen.String(), subs) {
+				return seen.String()
+			}
+		case <-deadline:
+			w.t.Fatalf("timed out waiting for %q; got:\n%s", subs, seen.String())
+		}
+	}
+}
+
+func containsAll(s string, subs []string) bool {
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			return false
+		}
+	}
+	return true
+}
+
+// waitInput waits until the session has a pending input and returns it.
+func (e *env) waitInput(w *ws, sessionID string) store.Input {
+	e.t.Helper()
+	w.waitFor(60*time.Second, `class="item ask"`)
+	ins, err := e.st.PendingInputs(e.t.Context(), sessionID)
+	if err != nil || len(ins) != 1 {
+		e.t.Fatalf("pending inputs = %v, %v; want one", ins, err)
+	}
+	return ins[0]
+}
+
+// prompt sends a prompt to a session through its WebSocket.
+func (w *ws) prompt(text string) {
+	w.send(map[string]any{"action": "prompt", "text": text})
+}
+
+// lastToolResult waits for n main requests and returns the tool_result of the last.
+func (e *env) lastToolResult(n int) (string, bool) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(e.t.Context(), 60*time.Second)
+	defer cancel()
+	if err := e.fake.WaitRequests(ctx, n); err != nil {
+		e.t.Fatalf("waiting for %d model requests: %v (got %d)", n, err, len(e.fake.Requests()))
+	}
+	reqs := e.fake.Requests()
+	_, text, isErr, ok := reqs[n-1].LastToolResult()
+	if !ok {
+		e.t.Fatalf("request %d has no tool_result", n)
+	}
+	return text, isErr
+}
