@@ -13,11 +13,17 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// blockingAsker holds every question until its ctx ends, reporting the end
-// on done: it stands in for a person who never answers.
-type blockingAsker struct{ done chan error }
+// blockingAsker holds every question until its ctx ends, reporting the
+// start on started and the end on done: it stands in for a person who never
+// answers.
+type blockingAsker struct{ started, done chan error }
+
+func newBlockingAsker() blockingAsker {
+	return blockingAsker{started: make(chan error, 1), done: make(chan error, 1)}
+}
 
 func (b blockingAsker) Ask(ctx context.Context, _ Question) (Answer, error) {
+	b.started <- nil
 	<-ctx.Done()
 	b.done <- ctx.Err()
 	return Answer{}, ctx.Err()
@@ -93,7 +99,7 @@ func TestClientAskErrors(t *testing.T) {
 }
 
 func TestClientAskCancel(t *testing.T) {
-	asker := blockingAsker{done: make(chan error, 1)}
+	asker := newBlockingAsker()
 	c := NewClient(relayServer(t, asker))
 	ctx, cancel := context.WithCancel(t.Context())
 	errc := make(chan error, 1)
@@ -101,6 +107,7 @@ func TestClientAskCancel(t *testing.T) {
 		_, err := c.Ask(ctx, Question{Question: "Q?"})
 		errc <- err
 	}()
+	<-asker.started
 	cancel()
 	if err := <-errc; !errors.Is(err, context.Canceled) {
 		t.Errorf("Ask error = %v, want context.Canceled", err)

@@ -117,7 +117,7 @@ func exitCode(cmd *exec.Cmd, waitErr error) (int, string) {
 		return -1, fmt.Sprint(waitErr)
 	}
 	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		return -1, "killed by " + ws.Signal().String()
+		return -1, "killed by signal " + ws.Signal().String()
 	}
 	code := cmd.ProcessState.ExitCode()
 	return code, "exit status " + strconv.Itoa(code)

@@ -109,6 +109,7 @@ func (r *Run) loop(ctx context.Context) {
 			// so the run's end is recorded.
 			select {
 			case x := <-r.exited:
+				x.reason = "stopped by Parley (" + x.reason + ")"
 				r.finish(x)
 			case <-time.After(2 * killWait):
 				r.finish(exitInfo{code: -1, reason: "did not exit after kill"})

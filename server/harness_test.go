@@ -27,7 +27,8 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "mcp-askuser" {
 		c, err := askuser.LoadConfig(os.Getenv("ASK_USER_CONFIG"))
 		if err == nil {
-			err = askuser.Serve(context.Background(), c, os.Stdin, os.Stdout)
+			in, out := traceStdio(os.Stdin, os.Stdout)
+			err = askuser.Serve(context.Background(), c, in, out)
 		}
 		if err != nil {
 			os.Stderr.WriteString("mcp-askuser: " + err.Error() + "\n")
@@ -41,7 +42,7 @@ func TestMain(m *testing.M) {
 // env is one Parley server wired as `parley serve` wires it, against a fresh
 // database, the real claude CLI and a scripted fake model.
 type env struct {
-	t      *testing.T
+	t      testing.TB
 	st     *store.Store
 	srv    *Server
 	sup    *runner.Supervisor
@@ -53,9 +54,12 @@ type env struct {
 
 type envOptions struct {
 	askTimeout time.Duration
+	perTurn    bool     // the fake model replays its script at every prompt (fakeapi.Server.PerTurn)
+	env        []string // extra environment for claude and its mcp-askuser child
+	quiet      bool     // log warnings and errors only
 }
 
-func newEnv(t *testing.T, sc fakeapi.Scenario, o envOptions) *env {
+func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	t.Helper()
 	claude := fakeapi.ClaudeBin(t)
 	if o.askTimeout == 0 {
@@ -67,20 +71,29 @@ func newEnv(t *testing.T, sc fakeapi.Scenario, o envOptions) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
-	fake := fakeapi.Serve(t, sc)
+	fake := fakeapi.New(sc)
+	fake.PerTurn = o.perTurn
+	if err := fake.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	level := slog.LevelDebug
+	if o.quiet {
+		level = slog.LevelWarn
+	}
+	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}))
 	e := &env{t: t, st: st, fake: fake, broker: askuser.NewBroker()}
 	hub := NewHub()
 	hubCtx, stopHub := context.WithCancel(ctx)
 	hubDone := make(chan struct{})
 	go func() { defer close(hubDone); hub.Run(hubCtx) }()
 	e.sup = runner.NewSupervisor(ctx, runner.Deps{
-		Config:  runner.Config{ClaudeBin: claude, SelfExe: self, Env: append(os.Environ(), fake.Env(filepath.Join(dir, "claude"))...)},
+		Config:  runner.Config{ClaudeBin: claude, SelfExe: self, Env: append(append(os.Environ(), fake.Env(filepath.Join(dir, "claude"))...), o.env...)},
 		Journal: NewJournal(st), Publisher: NewPublisher(hub), Broker: e.broker, Log: log, RuntimeDir: dir,
 	})
 	e.relay = httptest.NewServer(nil)
@@ -103,7 +116,7 @@ func newEnv(t *testing.T, sc fakeapi.Scenario, o envOptions) *env {
 	return e
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Helper()
@@ -123,7 +136,7 @@ func (e *env) newSession() store.Session {
 
 // ws is a test browser tab on a session's WebSocket.
 type ws struct {
-	t      *testing.T
+	t      testing.TB
 	conn   *websocket.Conn
 	frames chan string
 }

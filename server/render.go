@@ -278,6 +278,10 @@ func runEnded(e store.Event) []templ.Component {
 	if p.ExitCode == 0 {
 		return []templ.Component{views.Status("idle", true)}
 	}
+	if strings.HasPrefix(p.Reason, "stopped by Parley") {
+		return []templ.Component{appendTo(views.Notice(e.Seq, "info",
+			"Claude's process was stopped by Parley; the next message resumes the session.")), views.Status("idle", true)}
+	}
 	text := "The Claude process ended (" + p.Reason + ")."
 	if s := strings.TrimSpace(p.Stderr); s != "" {
 		text += " " + lastLines(s, 3)

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The whole test suite, on a fresh machine: installs what the tests need
+# (the pinned claude CLI, Chromium, templ, PostgreSQL server binaries), checks
+# the generated views are current, vets, and runs every test against the real
+# CLI, a real Postgres and a real headless Chromium. Nothing is skipped.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+scripts/install-test-deps.sh >/dev/null
+# shellcheck disable=SC1091
+source "${PARLEY_CACHE:-$HOME/.cache/parley}/env"
+
+echo "== templ generate (views must be committed up to date)"
+"$PARLEY_TEMPL_BIN" generate -path views >/dev/null
+if ! git diff --quiet -- views; then
+	echo "views/*_templ.go were stale; regenerated (commit them):" >&2
+	git diff --stat -- views >&2
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test"
+export PARLEY_REQUIRE_ALL=1
+export PARLEY_ARTEFACTS="${PARLEY_ARTEFACTS:-$PWD/testdata-out}"
+mkdir -p "$PARLEY_ARTEFACTS"
+go test -count=1 -timeout 20m "$@" ./...
