@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/golang-migrate/migrate/v4"
@@ -64,7 +65,16 @@ func Migrate(databaseURL string) error {
 
 // Open connects a pool to databaseURL and checks that the database answers.
 func Open(ctx context.Context, databaseURL string) (*Store, error) {
-	pool, err := pgxpool.New(ctx, databaseURL)
+	cfg, err := pgxpool.ParseConfig(databaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("parse database url: %w", err)
+	}
+	// pgxpool's default, max(4, cores), queues the event writes of many
+	// concurrent runs behind each other; pool_max_conns in the URL wins.
+	if !strings.Contains(databaseURL, "pool_max_conns") {
+		cfg.MaxConns = 16
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
