@@ -5,6 +5,7 @@
 #   - Chromium (/usr/bin/chromium), for the browser tests
 #   - templ, at the version go.mod requires
 #   - PostgreSQL server binaries (Debian 12's `postgresql` is 15)
+#   - docker-compose, to validate docker-compose.yml without a Docker daemon
 # It is idempotent: each part is skipped when already in place. It writes the
 # variables the tests read to "$PARLEY_CACHE/env" (source it) and prints them.
 #
@@ -118,6 +119,17 @@ write_env() {
 	cat "$env"
 }
 
+# install_compose installs docker-compose, used only to check docker-compose.yml
+# (`docker-compose config -q` needs no Docker daemon).
+install_compose() {
+	if command -v docker-compose >/dev/null; then
+		log "docker-compose already installed"
+		return
+	fi
+	log "installing docker-compose (for the compose file check)"
+	apt_install docker-compose
+}
+
 main() {
 	command -v go >/dev/null || die "go not found"
 	command -v node >/dev/null || die "node not found"
@@ -126,6 +138,7 @@ main() {
 	install_chromium
 	install_templ
 	install_postgres
+	install_compose
 	write_env
 }
 
