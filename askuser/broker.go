@@ -16,12 +16,12 @@ var (
 	ErrUnknownAsk = errors.New("unknown ask")
 )
 
-// Asker puts a question to the people of one live run and waits for the
-// outcome. It returns an error only when the question cannot be asked at all
-// (the run is ending, the question cannot be stored); a question that times
-// out or is cancelled is an [Answer] with that status.
+// Asker puts a form to the people of one live run and waits for the
+// outcome. It returns an error only when the form cannot be asked at all
+// (the run is ending, the form cannot be stored); a form that times out, is
+// declined or is cancelled is an [Answer] with that status.
 type Asker interface {
-	Ask(ctx context.Context, q Question) (Answer, error)
+	Ask(ctx context.Context, f Form) (Answer, error)
 }
 
 // Broker joins the two halves of an ask: it maps run tokens to the live

@@ -16,14 +16,14 @@ func TestBrokerResolveOnce(t *testing.T) {
 	if got, want := b.Pending(), 1; got != want {
 		t.Errorf("Pending() = %d, want %d", got, want)
 	}
-	want := Answer{Status: StatusAnswered, Selected: []string{"Blue"}, AnsweredBy: "ann"}
+	want := Answer{Status: StatusAnswered, AnsweredBy: "ann", Replies: []Reply{{Selected: []string{"Blue"}}}}
 	if err := b.Resolve("ask-1", want); err != nil {
 		t.Fatalf("first Resolve: %v", err)
 	}
 	if diff := cmp.Diff(want, <-ch); diff != "" {
 		t.Errorf("answer mismatch (-want +got):\n%s", diff)
 	}
-	err := b.Resolve("ask-1", Answer{Status: StatusAnswered, Text: "late"})
+	err := b.Resolve("ask-1", Answer{Status: StatusAnswered, Replies: []Reply{{Text: "late"}}})
 	if !errors.Is(err, ErrAlreadyResolved) {
 		t.Errorf("second Resolve = %v, want ErrAlreadyResolved", err)
 	}
@@ -76,9 +76,9 @@ func TestBrokerOpenTwicePanics(t *testing.T) {
 func TestBrokerTimeout(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		b := NewBroker()
-		var timedOut []string
+		timedOut := make(chan string, 2)
 		onTimeout := func(id string) {
-			timedOut = append(timedOut, id)
+			timedOut <- id
 			// As the run loop does: persist, then resolve.
 			if err := b.Resolve(id, Answer{Status: StatusTimedOut}); err != nil {
 				t.Errorf("Resolve from onTimeout: %v", err)
@@ -88,12 +88,12 @@ func TestBrokerTimeout(t *testing.T) {
 		answered := b.Open("quick", time.Minute, onTimeout)
 
 		time.Sleep(30 * time.Second)
-		if err := b.Resolve("quick", Answer{Status: StatusAnswered, Text: "ok"}); err != nil {
+		if err := b.Resolve("quick", Answer{Status: StatusAnswered, Replies: []Reply{{Text: "ok"}}}); err != nil {
 			t.Fatal(err)
 		}
 		synctest.Wait()
 		if len(timedOut) != 0 {
-			t.Fatalf("onTimeout called early for %v", timedOut)
+			t.Fatalf("onTimeout called early for %v", <-timedOut)
 		}
 		start := time.Now()
 		got := <-ch
@@ -106,10 +106,15 @@ func TestBrokerTimeout(t *testing.T) {
 		// The answered ask's timer was stopped: no timeout ever fires for it.
 		time.Sleep(time.Hour)
 		synctest.Wait()
-		if diff := cmp.Diff([]string{"slow"}, timedOut); diff != "" {
+		close(timedOut)
+		var gotIDs []string
+		for id := range timedOut {
+			gotIDs = append(gotIDs, id)
+		}
+		if diff := cmp.Diff([]string{"slow"}, gotIDs); diff != "" {
 			t.Errorf("onTimeout ids mismatch (-want +got):\n%s", diff)
 		}
-		if a := <-answered; a.Text != "ok" {
+		if a := <-answered; a.Replies[0].Text != "ok" {
 			t.Errorf("quick ask got %+v", a)
 		}
 	})
@@ -125,7 +130,7 @@ func TestBrokerTimeoutLosesToAnswer(t *testing.T) {
 		// The person answers just as the timer fires; whoever comes second
 		// gets ErrAlreadyResolved, and the channel holds the first outcome.
 		time.Sleep(time.Minute)
-		first := b.Resolve("a", Answer{Status: StatusAnswered, Text: "just in time"})
+		first := b.Resolve("a", Answer{Status: StatusAnswered, Replies: []Reply{{Text: "just in time"}}})
 		synctest.Wait()
 		var second error
 		select {
@@ -142,13 +147,13 @@ func TestBrokerTimeoutLosesToAnswer(t *testing.T) {
 	})
 }
 
-type askerFunc func(ctx context.Context, q Question) (Answer, error)
+type askerFunc func(ctx context.Context, q Form) (Answer, error)
 
-func (f askerFunc) Ask(ctx context.Context, q Question) (Answer, error) { return f(ctx, q) }
+func (f askerFunc) Ask(ctx context.Context, q Form) (Answer, error) { return f(ctx, q) }
 
 func TestBrokerRegister(t *testing.T) {
 	b := NewBroker()
-	a := askerFunc(func(context.Context, Question) (Answer, error) { return Answer{}, nil })
+	a := askerFunc(func(context.Context, Form) (Answer, error) { return Answer{}, nil })
 	unregister := b.Register("tok", a)
 	if _, ok := b.asker("tok"); !ok {
 		t.Fatal("registered token not found")

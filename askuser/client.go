@@ -38,18 +38,18 @@ func NewClient(c Config) *Client {
 	return &Client{cfg: c, http: &http.Client{}, grace: safetyGrace}
 }
 
-// Ask posts q to the relay as one request, which the server holds until the
+// Ask posts f to the relay as one request, which the server holds until the
 // ask is answered, times out or is cancelled, and returns the [Answer]. If
 // the server has not answered TimeoutSeconds + 30 s after the call, Ask
 // returns a timed_out Answer itself. When ctx ends, Ask abandons the request
 // (which cancels the ask on the server) and returns an error wrapping the
 // cause. Any other failure (no server, a refusal) is an error whose text
 // says what happened, with the HTTP status and body.
-func (c *Client) Ask(ctx context.Context, q Question) (Answer, error) {
-	if err := q.Validate(); err != nil {
+func (c *Client) Ask(ctx context.Context, f Form) (Answer, error) {
+	if err := f.Validate(); err != nil {
 		return Answer{}, fmt.Errorf("ask user: %w", err)
 	}
-	body, err := json.Marshal(q)
+	body, err := json.Marshal(f)
 	if err != nil {
 		return Answer{}, fmt.Errorf("ask user: %w", err)
 	}
@@ -99,7 +99,7 @@ func (c *Client) post(ctx context.Context, body []byte) (Answer, error) {
 		return Answer{}, fmt.Errorf("decode the Parley server's answer: %w", err)
 	}
 	switch a.Status {
-	case StatusAnswered, StatusTimedOut, StatusCancelled:
+	case StatusAnswered, StatusDeclined, StatusTimedOut, StatusCancelled:
 		return a, nil
 	default:
 		return Answer{}, fmt.Errorf("the Parley server answered with an unknown status %q", a.Status)

@@ -22,7 +22,7 @@ func newBlockingAsker() blockingAsker {
 	return blockingAsker{started: make(chan error, 1), done: make(chan error, 1)}
 }
 
-func (b blockingAsker) Ask(ctx context.Context, _ Question) (Answer, error) {
+func (b blockingAsker) Ask(ctx context.Context, _ Form) (Answer, error) {
 	b.started <- nil
 	<-ctx.Done()
 	b.done <- ctx.Err()
@@ -41,10 +41,10 @@ func relayServer(t *testing.T, asker Asker) Config {
 }
 
 func TestClientAsk(t *testing.T) {
-	want := Answer{Status: StatusAnswered, Selected: []string{"Red"}, AnsweredBy: "ann"}
+	want := Answer{Status: StatusAnswered, AnsweredBy: "ann", Replies: []Reply{{Selected: []string{"Red"}}}}
 	asker := &fakeAsker{answer: want}
 	c := NewClient(relayServer(t, asker))
-	q := Question{Question: "Colour?", Options: []Option{{Label: "Red"}, {Label: "Blue"}}}
+	q := Single(Question{Question: "Colour?", Options: []Option{{Label: "Red"}, {Label: "Blue"}}})
 	got, err := c.Ask(t.Context(), q)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +52,7 @@ func TestClientAsk(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("answer mismatch (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]Question{q}, asker.asked); diff != "" {
+	if diff := cmp.Diff([]Form{q}, asker.questions()); diff != "" {
 		t.Errorf("asked mismatch (-want +got):\n%s", diff)
 	}
 }
@@ -85,7 +85,7 @@ func TestClientAskErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := NewClient(tt.cfg).Ask(t.Context(), Question{Question: "Q?"})
+			_, err := NewClient(tt.cfg).Ask(t.Context(), Single(Question{Question: "Q?"}))
 			if err == nil {
 				t.Fatal("Ask succeeded, want an error")
 			}
@@ -104,7 +104,7 @@ func TestClientAskCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	errc := make(chan error, 1)
 	go func() {
-		_, err := c.Ask(ctx, Question{Question: "Q?"})
+		_, err := c.Ask(ctx, Single(Question{Question: "Q?"}))
 		errc <- err
 	}()
 	<-asker.started
@@ -132,7 +132,7 @@ func TestClientAskSafetyDeadline(t *testing.T) {
 		c := NewClient(Config{URL: "http://127.0.0.1:1/ask", Token: "t", TimeoutSeconds: 60})
 		c.http = &http.Client{Transport: holdingTransport{}}
 		start := time.Now()
-		got, err := c.Ask(t.Context(), Question{Question: "Q?"})
+		got, err := c.Ask(t.Context(), Single(Question{Question: "Q?"}))
 		if err != nil {
 			t.Fatal(err)
 		}

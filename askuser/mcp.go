@@ -53,6 +53,12 @@ func newServer(t *askTool) *mcp.Server {
 		Description: toolDescription,
 		InputSchema: inputSchema(),
 	}, t.handle)
+	s.AddTool(&mcp.Tool{
+		Name:        "ask_user_questions",
+		Title:       "Ask the user several questions",
+		Description: formDescription,
+		InputSchema: formSchema(),
+	}, t.handleForm)
 	return s
 }
 
@@ -100,35 +106,64 @@ func (t *askTool) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.Ca
 	if err != nil {
 		return errorResult("Invalid ask_user arguments: " + err.Error() + ". Fix the arguments and call ask_user again."), nil
 	}
+	return t.ask(ctx, req, Single(q), false), nil
+}
+
+// handleForm serves one ask_user_questions call.
+func (t *askTool) handleForm(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	f, err := decodeForm(req.Params.Arguments)
+	if err != nil {
+		return errorResult("Invalid ask_user_questions arguments: " + err.Error() + ". Fix the arguments and call ask_user_questions again."), nil
+	}
+	return t.ask(ctx, req, f, true), nil
+}
+
+// ask relays f and turns the outcome into a result: text, and for a form
+// structured content too. Measured on claude 2.1.328: when a result has
+// structuredContent the model reads that JSON instead of the text, so the
+// text goes into it as "message", and the single-question tool keeps its
+// plain-text result ("User selected: Blue").
+func (t *askTool) ask(ctx context.Context, req *mcp.CallToolRequest, f Form, structured bool) *mcp.CallToolResult {
 	if token := req.Params.GetProgressToken(); token != nil {
 		stop := t.startHeartbeat(ctx, req.Session, token)
 		defer stop()
 	}
-	a, err := t.asker.Ask(ctx, q)
+	a, err := t.asker.Ask(ctx, f)
 	if err != nil {
 		// The CLI sends notifications/cancelled when the user interrupts
 		// the turn, which cancels ctx; the asker's request died with it.
 		if ctx.Err() == nil {
-			return errorResult("ask_user could not reach the user: " + err.Error()), nil
+			return errorResult("ask_user could not reach the user: " + err.Error())
 		}
 		a = Answer{Status: StatusCancelled, Reason: "the tool call was cancelled"}
 	}
-	text, isError := a.ResultText()
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: isError}, nil
+	text, isError := a.ResultText(f)
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: isError}
+	if structured {
+		sc := a.Structured(f)
+		sc["message"] = text
+		res.StructuredContent = sc
+	}
+	return res
 }
 
-// decodeQuestion parses and validates the tool arguments.
+// decodeQuestion parses and validates the ask_user arguments.
 func decodeQuestion(args json.RawMessage) (Question, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
 		return Question{}, errors.New("question: required")
 	}
-	var q Question
+	var in struct {
+		Question    string   `json:"question"`
+		Options     []Option `json:"options"`
+		MultiSelect bool     `json:"multiSelect"`
+	}
 	dec := json.NewDecoder(bytes.NewReader(args))
 	// Report misspelt fields (say "multiselect") instead of ignoring them.
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&q); err != nil {
+	if err := dec.Decode(&in); err != nil {
 		return Question{}, err
 	}
+	q := Question{Question: in.Question, Options: in.Options, MultiSelect: in.MultiSelect}
 	if err := q.Validate(); err != nil {
 		return Question{}, err
 	}

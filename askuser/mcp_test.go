@@ -60,10 +60,10 @@ func TestServeAskUser(t *testing.T) {
 		wantText    string
 		wantIsError bool
 	}{
-		{"answered", Answer{Status: StatusAnswered, Selected: []string{"Blue"}, AnsweredBy: "ann"},
+		{"answered", Answer{Status: StatusAnswered, AnsweredBy: "ann", Replies: []Reply{{Selected: []string{"Blue"}}}},
 			map[string]any{"question": "Colour?", "options": []any{map[string]any{"label": "Red"}, map[string]any{"label": "Blue"}}},
 			"User selected: Blue", false},
-		{"free text", Answer{Status: StatusAnswered, Text: "port 8080"},
+		{"free text", Answer{Status: StatusAnswered, Replies: []Reply{{Text: "port 8080"}}},
 			map[string]any{"question": "Which port?"}, "User answered: port 8080", false},
 		{"timed out", Answer{Status: StatusTimedOut},
 			map[string]any{"question": "Which port?"}, timedOutText, true},
@@ -86,7 +86,7 @@ func TestServeAskUser(t *testing.T) {
 }
 
 func TestServeInvalidArguments(t *testing.T) {
-	asker := &fakeAsker{answer: Answer{Status: StatusAnswered, Text: "x"}}
+	asker := &fakeAsker{answer: Answer{Status: StatusAnswered, Replies: []Reply{{Text: "x"}}}}
 	cs := serveOverPipes(t, relayServer(t, asker))
 	tests := []struct {
 		name      string
@@ -113,8 +113,8 @@ func TestServeInvalidArguments(t *testing.T) {
 			}
 		})
 	}
-	if len(asker.asked) != 0 {
-		t.Errorf("invalid calls reached the asker %d times", len(asker.asked))
+	if len(asker.questions()) != 0 {
+		t.Errorf("invalid calls reached the asker %d times", len(asker.questions()))
 	}
 }
 
@@ -165,8 +165,8 @@ func TestServeToolSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Tools) != 1 || res.Tools[0].Name != "ask_user" {
-		t.Fatalf("tools = %+v, want just ask_user", res.Tools)
+	if len(res.Tools) != 2 || res.Tools[0].Name != "ask_user" || res.Tools[1].Name != "ask_user_questions" {
+		t.Fatalf("tools = %+v, want ask_user and ask_user_questions", res.Tools)
 	}
 	if cs.InitializeResult() != nil && cs.InitializeResult().ServerInfo.Name != "parley" {
 		t.Errorf("server name = %q, want parley", cs.InitializeResult().ServerInfo.Name)
@@ -182,15 +182,15 @@ func TestServeToolSchema(t *testing.T) {
 	props := got["properties"].(map[string]any)
 	items := props["options"].(map[string]any)["items"].(map[string]any)
 	gotTypes := map[string]any{
-		"root":        got["type"],
-		"question":    props["question"].(map[string]any)["type"],
-		"options":     props["options"].(map[string]any)["type"],
-		"item":        items["type"],
-		"label":       items["properties"].(map[string]any)["label"].(map[string]any)["type"],
-		"description": items["properties"].(map[string]any)["description"].(map[string]any)["type"],
-		"multiSelect": props["multiSelect"].(map[string]any)["type"],
-		"default":     props["multiSelect"].(map[string]any)["default"],
-		"required":    got["required"],
+		"root":         got["type"],
+		"question":     props["question"].(map[string]any)["type"],
+		"options":      props["options"].(map[string]any)["type"],
+		"item":         items["type"],
+		"label":        items["properties"].(map[string]any)["label"].(map[string]any)["type"],
+		"description":  items["properties"].(map[string]any)["description"].(map[string]any)["type"],
+		"multiSelect":  props["multiSelect"].(map[string]any)["type"],
+		"default":      props["multiSelect"].(map[string]any)["default"],
+		"required":     got["required"],
 		"itemRequired": items["required"],
 	}
 	want := map[string]any{
@@ -224,7 +224,7 @@ func (p *progressRecorder) count() int {
 func TestServeHeartbeat(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan Answer)
-		asker := askerFunc(func(ctx context.Context, q Question) (Answer, error) {
+		asker := askerFunc(func(ctx context.Context, q Form) (Answer, error) {
 			select {
 			case a := <-release:
 				return a, nil
@@ -268,7 +268,7 @@ func TestServeHeartbeat(t *testing.T) {
 		if got, want := progress.count(), 3; got != want {
 			t.Errorf("after 35 s: %d progress notifications, want %d", got, want)
 		}
-		release <- Answer{Status: StatusAnswered, Text: "ok"}
+		release <- Answer{Status: StatusAnswered, Replies: []Reply{{Text: "ok"}}}
 		if got := resultText(t, <-done); got != "User answered: ok" {
 			t.Errorf("result = %q", got)
 		}
@@ -297,4 +297,82 @@ func TestServeHeartbeat(t *testing.T) {
 		cs.Close()
 		ss.Wait()
 	})
+}
+
+func TestServeAskUserQuestions(t *testing.T) {
+	asker := &fakeAsker{answer: Answer{Status: StatusAnswered, AnsweredBy: "ann",
+		Replies: []Reply{{Text: "billing"}, {Selected: []string{"Yes"}}}}}
+	cs := serveOverPipes(t, relayServer(t, asker))
+	args := map[string]any{"title": "New service", "questions": []any{
+		map[string]any{"question": "Name?", "type": "text", "placeholder": "e.g. billing"},
+		map[string]any{"question": "Public?", "type": "yes_no", "required": false},
+	}}
+	res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "ask_user_questions", Arguments: args})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "The user answered your questions:\n1. “Name?” → “billing”\n2. “Public?” → Yes"
+	if got := resultText(t, res); got != want || res.IsError {
+		t.Errorf("got %q (error %v), want %q", got, res.IsError, want)
+	}
+	sc, _ := json.Marshal(res.StructuredContent)
+	wantSC := `{"answered":true,"answeredBy":"ann","answers":[{"question":"Name?","selected":[],"text":"billing"},{"question":"Public?","selected":["Yes"],"text":""}],"declined":false,"message":"The user answered your questions:\n1. “Name?” → “billing”\n2. “Public?” → Yes","timedOut":false}`
+	if string(sc) != wantSC {
+		t.Errorf("structured content = %s, want %s", sc, wantSC)
+	}
+	wantForm := Form{Title: "New service", Questions: []Question{
+		{Question: "Name?", Type: TypeText, Placeholder: "e.g. billing"},
+		{Question: "Public?", Type: TypeYesNo, Optional: true},
+	}}
+	if diff := cmp.Diff([]Form{wantForm}, asker.questions()); diff != "" {
+		t.Errorf("asked mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestServeAskUserQuestionsInvalid(t *testing.T) {
+	asker := &fakeAsker{answer: Answer{Status: StatusAnswered}}
+	cs := serveOverPipes(t, relayServer(t, asker))
+	opts := func(n int) []any {
+		var o []any
+		for i := range n {
+			o = append(o, map[string]any{"label": string(rune('A' + i))})
+		}
+		return o
+	}
+	tests := []struct {
+		name string
+		args any
+		want string
+	}{
+		{"no questions", map[string]any{"questions": []any{}}, "At least one question is required"},
+		{"no arguments", nil, "At least one question is required"},
+		{"one option", map[string]any{"questions": []any{
+			map[string]any{"question": "A?", "type": "text"},
+			map[string]any{"question": "B?", "type": "single", "options": opts(1)}}}, "question 2: a choice question needs 2–4 options"},
+		{"five options", map[string]any{"questions": []any{
+			map[string]any{"question": "B?", "type": "multiple", "options": opts(5)}}}, "question 1: a choice question needs 2–4 options"},
+		{"bad type", map[string]any{"questions": []any{map[string]any{"question": "B?", "type": "date"}}}, "question 1: type:"},
+		{"missing type", map[string]any{"questions": []any{map[string]any{"question": "B?"}}}, "question 1: type: required"},
+		{"empty question", map[string]any{"questions": []any{map[string]any{"question": "", "type": "text"}}}, "question 1: question: must not be empty"},
+		{"too many", map[string]any{"questions": []any{
+			map[string]any{"question": "1?", "type": "text"}, map[string]any{"question": "2?", "type": "text"},
+			map[string]any{"question": "3?", "type": "text"}, map[string]any{"question": "4?", "type": "text"},
+			map[string]any{"question": "5?", "type": "text"}}}, "questions: at most 4"},
+		{"options on yes/no", map[string]any{"questions": []any{map[string]any{"question": "B?", "type": "yes_no", "options": opts(2)}}}, "question 1: options:"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "ask_user_questions", Arguments: tt.args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := resultText(t, res)
+			if !res.IsError || !strings.Contains(got, tt.want) || !strings.HasPrefix(got, "Invalid ask_user_questions arguments: ") {
+				t.Errorf("got %q (error %v), want an error containing %q", got, res.IsError, tt.want)
+			}
+		})
+	}
+	if n := len(asker.questions()); n != 0 {
+		t.Errorf("invalid calls reached the asker %d times", n)
+	}
 }

@@ -15,7 +15,7 @@ const maxQuestionBytes = 256 << 10
 // RelayHandler serves the relay endpoint that [Client] posts to. It accepts
 // only POST with "Authorization: Bearer <token>" naming a run registered on
 // b; it answers 403 for any other token, 413 for a body over 256 KiB, and
-// 400 with the reason for a body that is not a valid [Question]. Otherwise it
+// 400 with the reason for a body that is not a valid [Form]. Otherwise it
 // holds the request while the run's [Asker] waits for a person, then writes
 // the [Answer] as JSON (200), or the Asker's error as text (409). The request
 // ends early if the client goes away; the Asker sees that as its ctx ending.
@@ -31,12 +31,12 @@ func RelayHandler(b *Broker) http.Handler {
 			http.Error(w, "unknown or ended run token", http.StatusForbidden)
 			return
 		}
-		q, status, err := readQuestion(w, r)
+		f, status, err := readForm(w, r)
 		if err != nil {
 			http.Error(w, err.Error(), status)
 			return
 		}
-		a, err := asker.Ask(r.Context(), q)
+		a, err := asker.Ask(r.Context(), f)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusConflict)
 			return
@@ -57,23 +57,37 @@ func bearerToken(r *http.Request) string {
 	return strings.TrimSpace(token)
 }
 
-// readQuestion decodes and validates the body, returning the status code to
+// readForm decodes and validates the body: a [Form], or a single
+// [Question] (what older clients send), returning the status code to
 // answer with when it fails.
-func readQuestion(w http.ResponseWriter, r *http.Request) (Question, int, error) {
+func readForm(w http.ResponseWriter, r *http.Request) (Form, int, error) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxQuestionBytes))
 	if err != nil {
 		if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
-			return Question{}, http.StatusRequestEntityTooLarge,
+			return Form{}, http.StatusRequestEntityTooLarge,
 				fmt.Errorf("question too large: the limit is %d bytes", maxQuestionBytes)
 		}
-		return Question{}, http.StatusBadRequest, fmt.Errorf("read question: %w", err)
+		return Form{}, http.StatusBadRequest, fmt.Errorf("read question: %w", err)
 	}
-	var q Question
-	if err := json.Unmarshal(body, &q); err != nil {
-		return Question{}, http.StatusBadRequest, fmt.Errorf("invalid question JSON: %w", err)
+	var probe struct {
+		Questions json.RawMessage `json:"questions"`
 	}
-	if err := q.Validate(); err != nil {
-		return Question{}, http.StatusBadRequest, fmt.Errorf("invalid question: %w", err)
+	if err := json.Unmarshal(body, &probe); err != nil {
+		return Form{}, http.StatusBadRequest, fmt.Errorf("invalid question JSON: %w", err)
 	}
-	return q, 0, nil
+	var f Form
+	if probe.Questions != nil {
+		err = json.Unmarshal(body, &f)
+	} else {
+		var q Question
+		err = json.Unmarshal(body, &q)
+		f = Single(q)
+	}
+	if err != nil {
+		return Form{}, http.StatusBadRequest, fmt.Errorf("invalid question JSON: %w", err)
+	}
+	if err := f.Validate(); err != nil {
+		return Form{}, http.StatusBadRequest, fmt.Errorf("invalid question: %w", err)
+	}
+	return f, 0, nil
 }

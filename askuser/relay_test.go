@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -16,17 +17,27 @@ import (
 type fakeAsker struct {
 	answer Answer
 	err    error
-	asked  []Question
+
+	mu    sync.Mutex
+	asked []Form
 }
 
-func (f *fakeAsker) Ask(_ context.Context, q Question) (Answer, error) {
+func (f *fakeAsker) Ask(_ context.Context, q Form) (Answer, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.asked = append(f.asked, q)
 	return f.answer, f.err
 }
 
+func (f *fakeAsker) questions() []Form {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.asked
+}
+
 func TestRelayHandlerRejects(t *testing.T) {
 	b := NewBroker()
-	asker := &fakeAsker{answer: Answer{Status: StatusAnswered, Text: "hi"}}
+	asker := &fakeAsker{answer: Answer{Status: StatusAnswered, Replies: []Reply{{Text: "hi"}}}}
 	b.Register("live", asker)
 	unregister := b.Register("ended", asker)
 	unregister()
@@ -65,14 +76,14 @@ func TestRelayHandlerRejects(t *testing.T) {
 			}
 		})
 	}
-	if len(asker.asked) != 0 {
-		t.Errorf("asker was asked %d questions, want none", len(asker.asked))
+	if len(asker.questions()) != 0 {
+		t.Errorf("asker was asked %d questions, want none", len(asker.questions()))
 	}
 }
 
 func TestRelayHandlerAnswers(t *testing.T) {
 	b := NewBroker()
-	want := Answer{Status: StatusAnswered, Selected: []string{"Red", "Blue"}, Text: "both", AnsweredBy: "ann"}
+	want := Answer{Status: StatusAnswered, AnsweredBy: "ann", Replies: []Reply{{Selected: []string{"Red", "Blue"}, Text: "both"}}}
 	asker := &fakeAsker{answer: want}
 	b.Register("live", asker)
 
@@ -95,8 +106,8 @@ func TestRelayHandlerAnswers(t *testing.T) {
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("answer mismatch (-want +got):\n%s", diff)
 	}
-	wantAsked := []Question{{Question: "Colours?", Options: []Option{{Label: "Red"}, {Label: "Blue", Description: "calm"}}, MultiSelect: true}}
-	if diff := cmp.Diff(wantAsked, asker.asked); diff != "" {
+	wantAsked := []Form{Single(Question{Question: "Colours?", Options: []Option{{Label: "Red"}, {Label: "Blue", Description: "calm"}}, MultiSelect: true})}
+	if diff := cmp.Diff(wantAsked, asker.questions()); diff != "" {
 		t.Errorf("asked mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -20,6 +20,7 @@ const (
 	TypeRunEnded       = "run_ended"       // a claude process exited
 	TypeInputRequested = "input_requested" // an ask opened (question, permission, plan)
 	TypeInputResolved  = "input_resolved"  // an ask answered, timed out, cancelled or expired
+	TypeInputDetached  = "input_detached"  // asks that outlived their waiter; an answer becomes a new turn
 	TypeMalformed      = "malformed"       // a stdout line that is not JSON
 	TypeNotice         = "notice"          // something Parley did on its own, said in a sentence
 )
@@ -28,6 +29,7 @@ const (
 // loop, the log's single writer.
 type Event struct {
 	SessionID string
+	ProjectID int64 // not stored: lets the publisher reach the project's inbox
 	Seq       int64
 	Type      string
 	Payload   json.RawMessage
@@ -40,6 +42,7 @@ type Input struct {
 	SessionID string
 	RunID     int64
 	Kind      string // question | permission | plan
+	Status    string // as loaded: pending, answered, denied, …
 	Payload   json.RawMessage
 	Deadline  *time.Time
 }
@@ -51,6 +54,8 @@ type Journal interface {
 	// ResolveInput moves a pending input to status exactly once; a second
 	// call returns ErrNotPending.
 	ResolveInput(ctx context.Context, id, status string, answer json.RawMessage, by string, e Event) error
+	// LoadInput returns an input by id, or ErrNotFound.
+	LoadInput(ctx context.Context, id string) (Input, error)
 	RunStarted(ctx context.Context, sessionID string, pid int) (int64, error)
 	RunEnded(ctx context.Context, runID int64, exitCode int, reason string) error
 	SessionChanged(ctx context.Context, sessionID string, c SessionChange) error

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"parley/askuser"
 )
 
 // handleLine records one stdout line and reacts to the few types that need it.
@@ -34,8 +36,12 @@ func (r *Run) handleLine(ctx context.Context, l Line) {
 			r.started = true
 			r.changeSession(ctx, SessionChange{ClaudeStarted: true})
 		}
+	case "assistant":
+		r.rememberPlans(l.Raw)
 	case "control_request":
 		r.handleControlRequest(ctx, l.Raw)
+	case "control_cancel_request":
+		r.handleControlCancel(ctx, l.Raw)
 	}
 }
 
@@ -77,32 +83,124 @@ func (r *Run) changeSession(ctx context.Context, c SessionChange) {
 }
 
 // controlRequest is a request the CLI writes on stdout:
-// {"type":"control_request","request_id":"R","request":{"subtype":"can_use_tool","tool_name":…,"input":…}}.
+// {"type":"control_request","request_id":"R","request":{"subtype":"can_use_tool","tool_name":…,"input":…,
+// "tool_use_id":…,"permission_suggestions":[…]}}.
 type controlRequest struct {
 	RequestID string `json:"request_id"`
 	Request   struct {
-		Subtype  string          `json:"subtype"`
-		ToolName string          `json:"tool_name"`
-		Input    json.RawMessage `json:"input"`
+		Subtype     string          `json:"subtype"`
+		ToolName    string          `json:"tool_name"`
+		Input       json.RawMessage `json:"input"`
+		ToolUseID   string          `json:"tool_use_id"`
+		Suggestions json.RawMessage `json:"permission_suggestions"`
 	} `json:"request"`
 }
 
-// handleControlRequest answers the CLI's control requests. Every request
-// gets an answer, so no run ever hangs on one.
+// handleControlRequest answers the CLI's control requests. can_use_tool
+// becomes an ask; any other request gets an error answer at once, so no
+// run ever hangs on one.
 func (r *Run) handleControlRequest(ctx context.Context, raw json.RawMessage) {
 	var req controlRequest
 	if err := json.Unmarshal(raw, &req); err != nil || req.RequestID == "" {
 		r.log.Warn("undecodable control request", "err", err)
 		return
 	}
-	switch req.Request.Subtype {
-	case "can_use_tool":
-		msg := fmt.Sprintf("Parley does not ask for permission to use %s yet, so the call was denied. "+
-			"Carry on without it, or ask the user with the ask_user tool.", req.Request.ToolName)
-		r.respond(ctx, req.RequestID, map[string]any{"behavior": "deny", "message": msg})
-		r.notice(ctx, "warn", fmt.Sprintf("Claude asked to use %s; Parley denied it (permission asks are not supported yet).", req.Request.ToolName))
-	default:
+	if req.Request.Subtype != "can_use_tool" {
 		r.respondError(ctx, req.RequestID, fmt.Sprintf("parley does not handle %q control requests", req.Request.Subtype))
+		return
+	}
+	p, err := r.askFor(req)
+	if err == nil {
+		_, err = r.openAsk(ctx, p, r.permTimeout)
+	}
+	if err != nil {
+		// Never an invented answer: deny, and say why.
+		r.log.Error("open permission ask", "tool", req.Request.ToolName, "err", err)
+		r.respond(ctx, req.RequestID, map[string]any{"behavior": "deny",
+			"message": "Parley could not put this request to the user (" + err.Error() + "), so it was denied."})
+		r.notice(ctx, "error", "Claude asked to use "+req.Request.ToolName+", but Parley could not show the request; it was denied.")
+	}
+}
+
+// askFor turns a can_use_tool request into an ask: AskUserQuestion is a
+// question, ExitPlanMode a plan, anything else a permission.
+func (r *Run) askFor(req controlRequest) (AskPayload, error) {
+	q := req.Request
+	p := AskPayload{RequestID: req.RequestID, ToolName: q.ToolName, ToolUseID: q.ToolUseID, Input: q.Input}
+	switch q.ToolName {
+	case "AskUserQuestion":
+		// input: {questions[1..4]{question, header, options[2..4]{label, description}, multiSelect}}
+		var in struct {
+			Questions []askuser.Question `json:"questions"`
+		}
+		if err := json.Unmarshal(q.Input, &in); err != nil {
+			return p, fmt.Errorf("decode AskUserQuestion input: %w", err)
+		}
+		f := askuser.Form{Questions: in.Questions}
+		if err := f.Validate(); err != nil {
+			return p, fmt.Errorf("AskUserQuestion input: %w", err)
+		}
+		p.Kind, p.Source, p.Form = KindQuestion, SourceClaude, &f
+	case "ExitPlanMode":
+		// input: {"plan": "<file text>", "planFilePath": …}, or {} when the
+		// model wrote no plan file: then show the plan argument of the
+		// model's own tool_use, which the CLI drops.
+		var in struct {
+			Plan         string `json:"plan"`
+			PlanFilePath string `json:"planFilePath"`
+		}
+		_ = json.Unmarshal(q.Input, &in)
+		p.Kind, p.Plan, p.PlanFile = KindPlan, in.Plan, in.PlanFilePath
+		if p.Plan == "" {
+			p.Plan = r.plans[q.ToolUseID]
+		}
+		delete(r.plans, q.ToolUseID)
+	default:
+		p.Kind, p.Suggestions = KindPermission, q.Suggestions
+	}
+	return p, nil
+}
+
+// rememberPlans keeps the plan argument of ExitPlanMode tool uses until the
+// permission request for them arrives.
+func (r *Run) rememberPlans(raw json.RawMessage) {
+	var a struct {
+		Message struct {
+			Content []struct {
+				Type  string `json:"type"`
+				ID    string `json:"id"`
+				Name  string `json:"name"`
+				Input struct {
+					Plan string `json:"plan"`
+				} `json:"input"`
+			} `json:"content"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(raw, &a) != nil {
+		return
+	}
+	for _, b := range a.Message.Content {
+		if b.Type == "tool_use" && b.Name == "ExitPlanMode" && b.Input.Plan != "" && len(r.plans) < 16 {
+			r.plans[b.ID] = b.Input.Plan
+		}
+	}
+}
+
+// handleControlCancel closes the ask of a control request the CLI gave up on:
+// {"type":"control_cancel_request","request_id":"R"}.
+func (r *Run) handleControlCancel(ctx context.Context, raw json.RawMessage) {
+	var c struct {
+		RequestID string `json:"request_id"`
+	}
+	if json.Unmarshal(raw, &c) != nil {
+		return
+	}
+	for _, pa := range r.pending {
+		if pa.attached && pa.p.RequestID == c.RequestID {
+			if err := r.resolve(ctx, pa, askuser.StatusCancelled, Response{Reason: "Claude withdrew the request"}); err != nil {
+				r.log.Warn("cancel ask", "input_id", pa.p.InputID, "err", err)
+			}
+		}
 	}
 }
 

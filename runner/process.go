@@ -16,6 +16,7 @@ import (
 // Spec is everything needed to start one claude process for a session.
 type Spec struct {
 	SessionID       string // Parley's session id
+	ProjectID       int64  // the session's project
 	ClaudeSessionID string // the CLI's session id
 	Resume          bool   // --resume instead of --session-id
 	Workspace       string // working directory
@@ -56,7 +57,7 @@ func (c Config) args(s Spec) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("mcp config: %w", err)
 		}
-		args = append(args, "--mcp-config", string(mcp), "--allowedTools", "mcp__parley__ask_user")
+		args = append(args, "--mcp-config", string(mcp), "--allowedTools", "mcp__parley__ask_user,mcp__parley__ask_user_questions")
 	}
 	return append(args, s.ExtraArgs...), nil
 }
@@ -91,7 +92,10 @@ func (c Config) start(ctx context.Context, s Spec) (*process, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
 		// Signal the group, not just the leader: the CLI spawns MCP servers.
-		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		// SIGTERM first so the CLI can write its transcript (an answer
+		// delivered later resumes from it); exec kills the leader after
+		// WaitDelay and reader() kills what is left of the group.
+		return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
 	}
 	cmd.WaitDelay = killWait
 	p := &process{cmd: cmd, stderr: &tailBuffer{max: 8 << 10}}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"syscall"
 	"time"
 
 	"parley/askuser"
@@ -22,35 +23,32 @@ type Run struct {
 	broker  *askuser.Broker
 	proc    *process
 
-	askTimeout time.Duration
-	cmds       chan command  // from members and the relay, into the loop
-	lines      chan Line     // decoded stdout
-	writes     chan []byte   // stdin lines, written by the writer goroutine
-	exited     chan exitInfo // the process has ended (after stdout EOF)
-	done       chan struct{} // closed when the loop has ended
-	cancel     context.CancelFunc
-	finished   chan struct{} // closed when every goroutine of the run has ended
-	onEnd      func()        // called by the loop once the run has ended
+	askTimeout  time.Duration // ask_user questions
+	permTimeout time.Duration // permissions, plans, AskUserQuestion; 0 = none
+	cmds        chan command  // from members and the relay, into the loop
+	lines       chan Line     // decoded stdout
+	writes      chan []byte   // stdin lines, written by the writer goroutine
+	exited      chan exitInfo // the process has ended (after stdout EOF)
+	done        chan struct{} // closed when the loop has ended
+	cancel      context.CancelFunc
+	finished    chan struct{} // closed when every goroutine of the run has ended
+	onEnd       func()        // called by the loop once the run has ended
 
 	// Owned by the loop goroutine.
 	seq       int64
 	pending   map[string]pendingAsk
-	busy      bool    // a turn is in progress
-	nextReq   int     // numbers Parley's own control requests
-	lastCost  float64 // the CLI's running total_cost_usd in this process
-	started   bool    // the CLI has created the session: resume next time
+	plans     map[string]string // ExitPlanMode tool_use id → the model's plan argument
+	busy      bool              // a turn is in progress
+	nextReq   int               // numbers Parley's own control requests
+	lastCost  float64           // the CLI's running total_cost_usd in this process
+	started   bool              // the CLI has created the session: resume next time
 	configDir string
 }
 
 type exitInfo struct {
-	code   int
-	reason string
-}
-
-type pendingAsk struct {
-	kind      string
-	question  askuser.Question // for kind question
-	requestID string           // control request id, for the stdio channel
+	code    int
+	reason  string
+	stopped bool // Parley ended the process (shutdown, idle): not a failure
 }
 
 // command is something the loop does on behalf of another goroutine; run
@@ -109,10 +107,10 @@ func (r *Run) loop(ctx context.Context) {
 			// so the run's end is recorded.
 			select {
 			case x := <-r.exited:
-				x.reason = "stopped by Parley (" + x.reason + ")"
+				x.reason, x.stopped = "stopped by Parley ("+x.reason+")", true
 				r.finish(x)
 			case <-time.After(2 * killWait):
-				r.finish(exitInfo{code: -1, reason: "did not exit after kill"})
+				r.finish(exitInfo{code: -1, reason: "stopped by Parley (did not exit after kill)", stopped: true})
 			}
 			return
 		}
@@ -122,7 +120,7 @@ func (r *Run) loop(ctx context.Context) {
 // record assigns the next seq, persists the event and publishes it, in that
 // order: what browsers see is what the database holds.
 func (r *Run) record(ctx context.Context, typ string, payload []byte) error {
-	e := Event{SessionID: r.spec.SessionID, Seq: r.seq + 1, Type: typ, Payload: payload, CreatedAt: time.Now()}
+	e := r.event(typ, payload)
 	if err := r.journal.Append(ctx, e); err != nil {
 		return fmt.Errorf("append %s event %d: %w", typ, e.Seq, err)
 	}
@@ -195,5 +193,7 @@ func (r *Run) reader(ctx context.Context) {
 	}
 	close(r.lines) // every line is handed over before the exit is
 	code, reason := exitCode(r.proc.cmd, r.proc.cmd.Wait())
+	// Nothing of the run may outlive it: kill any stragglers in its group.
+	_ = syscall.Kill(-r.proc.cmd.Process.Pid, syscall.SIGKILL)
 	r.exited <- exitInfo{code: code, reason: reason} // buffered: never blocks
 }

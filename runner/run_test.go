@@ -38,6 +38,7 @@ func (j *memJournal) OpenInput(ctx context.Context, _ Input, e Event) error { re
 func (j *memJournal) ResolveInput(ctx context.Context, _, _ string, _ json.RawMessage, _ string, e Event) error {
 	return j.Append(ctx, e)
 }
+func (j *memJournal) LoadInput(context.Context, string) (Input, error)       { return Input{}, ErrNotFound }
 func (j *memJournal) RunStarted(context.Context, string, int) (int64, error) { return 1, nil }
 func (j *memJournal) RunEnded(_ context.Context, id int64, code int, reason string) error {
 	j.mu.Lock()

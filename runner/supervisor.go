@@ -50,7 +50,10 @@ type Options struct {
 	Spec
 	RelayURL   string        // loopback URL of the ask relay; "" = no ask_user tool
 	AskTimeout time.Duration // how long an ask_user question waits
-	LastSeq    int64         // the session log's last seq
+	// PermissionTimeout is how long permission, plan and AskUserQuestion
+	// asks wait before they are denied; 0 = no deadline.
+	PermissionTimeout time.Duration
+	LastSeq           int64 // the session log's last seq
 }
 
 // Live returns the session's live run, if there is one.
@@ -80,14 +83,29 @@ func (s *Supervisor) Interrupt(ctx context.Context, sessionID, by string) error 
 	return r.send(ctx, interruptCmd{by: by, reply: make(chan error, 1)}, nil)
 }
 
-// Answer delivers a member's answer to a pending ask of the session.
-func (s *Supervisor) Answer(ctx context.Context, sessionID, inputID string, a askuser.Answer) error {
-	r, ok := s.Live(sessionID)
+// Answer delivers a member's response to a pending ask of the session o
+// names. An ask still awaited by the live process gets its answer there; an
+// ask that outlived its process (a crash, a restart, an idle stop) is
+// resolved and its answer sent as the next user turn, starting the session
+// again with o (--resume) when no process is live.
+func (s *Supervisor) Answer(ctx context.Context, o Options, inputID string, resp Response) error {
+	r, ok := s.Live(o.SessionID)
 	if !ok {
-		return ErrRunEnded
+		in, err := s.journal.LoadInput(ctx, inputID)
+		switch {
+		case err != nil:
+			return err
+		case in.SessionID != o.SessionID:
+			return ErrNotFound
+		case in.Status != "pending":
+			return ErrNotPending
+		}
+		if r, err = s.ensure(o); err != nil {
+			return err
+		}
 	}
 	reply := make(chan error, 1)
-	return r.send(ctx, answerCmd{id: inputID, a: a, reply: reply}, reply)
+	return r.send(ctx, answerCmd{id: inputID, resp: resp, reply: reply}, reply)
 }
 
 // Stop ends the session's process, if any, and waits for its run to end.
@@ -134,10 +152,10 @@ func (s *Supervisor) ensure(o Options) (*Run, error) {
 func (s *Supervisor) start(o Options) (*Run, error) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	r := &Run{spec: o.Spec, journal: s.journal, pub: s.pub, broker: s.broker,
-		askTimeout: o.AskTimeout, seq: o.LastSeq, started: o.Resume,
+		askTimeout: o.AskTimeout, permTimeout: o.PermissionTimeout, seq: o.LastSeq, started: o.Resume,
 		cmds: make(chan command), lines: make(chan Line), writes: make(chan []byte, 64),
 		exited: make(chan exitInfo, 1), done: make(chan struct{}), finished: make(chan struct{}),
-		cancel: cancel, pending: map[string]pendingAsk{}}
+		cancel: cancel, pending: map[string]pendingAsk{}, plans: map[string]string{}}
 	r.log = s.log.With("session_id", o.SessionID)
 	var unregister func()
 	if o.RelayURL != "" {
@@ -199,11 +217,11 @@ func (r *Run) Stop() {
 	<-r.finished
 }
 
-// Ask implements askuser.Asker: the relay calls it with a question from the
+// Ask implements askuser.Asker: the relay calls it with a form from the
 // run's `parley mcp-askuser`, and it returns when the ask is resolved.
-func (r *Run) Ask(ctx context.Context, q askuser.Question) (askuser.Answer, error) {
+func (r *Run) Ask(ctx context.Context, f askuser.Form) (askuser.Answer, error) {
 	reply := make(chan askOpened, 1)
-	if err := r.send(ctx, askCmd{q: q, reply: reply}, nil); err != nil {
+	if err := r.send(ctx, askCmd{f: f, reply: reply}, nil); err != nil {
 		return askuser.Answer{}, err
 	}
 	var opened askOpened
@@ -219,10 +237,11 @@ func (r *Run) Ask(ctx context.Context, q askuser.Question) (askuser.Answer, erro
 	case a := <-opened.answer:
 		return a, nil
 	case <-ctx.Done():
-		// The MCP call was cancelled (the CLI sends notifications/cancelled on
-		// interrupt) or the relay connection dropped: withdraw the ask.
-		r.post(resolveCmd{id: opened.id, answer: askuser.Answer{Status: askuser.StatusCancelled,
-			Reason: "Claude withdrew the question"}})
+		// The MCP call was cancelled or the relay connection dropped: the
+		// process died, or Claude gave up on the call. An interrupt has
+		// already cancelled the ask; anything else leaves it open, to be
+		// answered as a new turn.
+		r.post(detachCmd{id: opened.id, reason: "Claude stopped waiting for the answer"})
 		return askuser.Answer{}, ctx.Err()
 	}
 }
@@ -232,18 +251,23 @@ func (r *Run) Ask(ctx context.Context, q askuser.Question) (askuser.Answer, erro
 func (r *Run) finish(x exitInfo) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	// Open asks outlive the process: they stay on the page, and an answer
+	// resumes the session and arrives as the next turn.
+	ids := make([]string, 0, len(r.pending))
 	for id := range r.pending {
-		if err := r.resolve(ctx, id, askuser.Answer{Status: askuser.StatusCancelled, Reason: "the Claude process ended"}); err != nil {
-			r.log.Warn("cancel ask at exit", "input_id", id, "err", err)
-		}
+		ids = append(ids, id)
 	}
+	r.detach(ctx, ids, "the Claude process ended")
 	close(r.writes)
 	if err := r.journal.RunEnded(ctx, r.id, x.code, x.reason); err != nil {
 		r.log.Error("record run end", "err", err)
 	}
 	r.recordJSON(ctx, TypeRunEnded, map[string]any{"exit_code": x.code, "reason": x.reason, "stderr": r.proc.stderr.String()})
 	status := "idle"
-	if x.code != 0 && x.code != -1 {
+	switch {
+	case len(r.pending) > 0:
+		status = "waiting"
+	case x.code != 0 && x.code != -1 && !x.stopped:
 		status = "failed"
 	}
 	r.changeSession(ctx, SessionChange{Status: status})

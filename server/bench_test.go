@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -206,7 +205,7 @@ type askClient struct {
 func (e *env) dialAsker(sess store.Session) *askClient {
 	e.t.Helper()
 	url := "ws" + strings.TrimPrefix(e.web.URL, "http") + "/sessions/" + sess.ID + "/ws"
-	conn, _, err := websocket.DefaultDialer.Dial(url, http.Header{"Origin": {e.web.URL}})
+	conn, _, err := websocket.DefaultDialer.Dial(url, e.header(e.user))
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -264,7 +263,7 @@ func (c *askClient) run(warm *sync.WaitGroup, start <-chan struct{}) error {
 			c.answers = append(c.answers, sent)
 		case strings.Contains(f, "Done ·"):
 			return nil
-		case strings.Contains(f, "Turn ended with an error"), strings.Contains(f, `class="toast`):
+		case strings.Contains(f, "turn-result is-error"), strings.Contains(f, `class="toast`):
 			return fmt.Errorf("session %s: %s", c.sess.ID, f)
 		}
 	}

@@ -84,7 +84,7 @@ func TestBrowserAnswersAskAfterReload(t *testing.T) {
 		{Text: "I need a decision.", ToolName: askTool, ToolInput: colourQuestion(false)},
 		{Text: "Final reply: you chose " + fakeapi.ToolResultPlaceholder, Chunks: 3},
 	}, envOptions{})
-	ctx := browser(t)
+	ctx := e.browser(t)
 	var url string
 	step(t, ctx, "start a session from the project page",
 		chromedp.Navigate(e.web.URL+"/"),

@@ -108,9 +108,9 @@ func TestAskUserAnsweredFromPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var a struct{ Selected []string }
+	var a struct{ Replies []struct{ Selected []string } }
 	_ = json.Unmarshal(got.Answer, &a)
-	if got.Status != "answered" || len(a.Selected) != 1 || a.Selected[0] != "Blue" {
+	if got.Status != "answered" || len(a.Replies) != 1 || len(a.Replies[0].Selected) != 1 || a.Replies[0].Selected[0] != "Blue" {
 		t.Errorf("stored input = %s %s, want answered Blue", got.Status, got.Answer)
 	}
 }
@@ -190,7 +190,7 @@ func TestStopMidTurnThenPromptAgain(t *testing.T) {
 	w.prompt("start something long")
 	w.waitFor(60*time.Second, "Working on a long answer")
 	w.send(map[string]any{"action": "stop"})
-	w.waitFor(60*time.Second, "Stopped by you", "Turn ended with an error")
+	w.waitFor(60*time.Second, "Stopped by you", "Stopped ·")
 	w.prompt("and now?")
 	w.waitFor(60*time.Second, "Second turn answered.")
 	types := e.eventTypes(s.ID)

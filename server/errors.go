@@ -20,6 +20,23 @@ var (
 	errForbidden = &httpError{http.StatusForbidden, "This request was refused: it did not come from a Parley page."}
 )
 
+var (
+	errCSRF      = &httpError{http.StatusForbidden, "This form has expired or did not come from a Parley page: reload the page and try again."}
+	errSignedOut = &httpError{http.StatusUnauthorized, "You are not signed in, or your sign-in has ended: sign in again."}
+	errArchived  = &httpError{http.StatusForbidden, "This project is archived: its sessions can be read but not continued. An owner can restore it in the settings."}
+)
+
+// forbiddenFor is the refusal of act to a member whose role is too low.
+func forbiddenFor(act action) error {
+	switch act {
+	case actManage:
+		return &httpError{http.StatusForbidden, "Only the project's owners can change its settings and members."}
+	case actAnswer:
+		return &httpError{http.StatusForbidden, "Viewers can watch this project but not answer Claude; ask an owner to make you a member."}
+	}
+	return &httpError{http.StatusForbidden, "Viewers can watch this project but not prompt or stop Claude; ask an owner to make you a member."}
+}
+
 func badRequest(msg string) error { return &httpError{http.StatusBadRequest, msg} }
 
 // fail is the one place that maps errors to responses and logs them.

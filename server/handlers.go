@@ -13,52 +13,6 @@ import (
 // maxPromptBytes bounds one prompt.
 const maxPromptBytes = 256 << 10
 
-func (s *Server) handleIndex() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sessions, err := s.st.ListSessions(r.Context(), s.project.ID)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		rows := make([]views.SessionSummary, 0, len(sessions))
-		for _, x := range sessions {
-			rows = append(rows, views.SessionSummary{ID: x.ID, Title: x.Title, Status: x.Status,
-				CreatedBy: x.CreatedBy, Updated: x.UpdatedAt.Format("2006-01-02 15:04")})
-		}
-		render(w, r, views.ProjectPage(s.project.Name, rows))
-	})
-}
-
-func (s *Server) handleSessionCreate() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		r.Body = http.MaxBytesReader(w, r.Body, maxPromptBytes+4096)
-		if err := r.ParseForm(); err != nil {
-			s.fail(w, r, badRequest("The task is too long or the form could not be read."))
-			return
-		}
-		text, err := checkPrompt(r.PostFormValue("text"))
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		v := s.viewer(r)
-		sess, err := s.st.CreateSession(r.Context(), s.project.ID, title(text), v.Name)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		o, err := s.runOptions(r.Context(), sess)
-		if err == nil {
-			err = s.sup.Prompt(r.Context(), o, text, v.Name)
-		}
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		http.Redirect(w, r, "/sessions/"+sess.ID, http.StatusSeeOther)
-	})
-}
-
 func (s *Server) handleSession() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sess, _, err := s.authorizeSession(r.Context(), r, r.PathValue("id"), actView)
@@ -66,7 +20,7 @@ func (s *Server) handleSession() http.Handler {
 			s.fail(w, r, err)
 			return
 		}
-		render(w, r, views.SessionPage(sess.ID, sess.Title, sess.Status))
+		render(w, r, views.SessionPage(views.SessionView{ID: sess.ID, Title: sess.Title, Status: sess.Status, ProjectID: sess.ProjectID}))
 	})
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -42,14 +41,18 @@ func TestMain(m *testing.M) {
 // env is one Parley server wired as `parley serve` wires it, against a fresh
 // database, the real claude CLI and a scripted fake model.
 type env struct {
-	t      testing.TB
-	st     *store.Store
-	srv    *Server
-	sup    *runner.Supervisor
-	fake   *fakeapi.Server
-	web    *httptest.Server
-	relay  *httptest.Server
-	broker *askuser.Broker
+	t       testing.TB
+	st      *store.Store
+	srv     *Server
+	sup     *runner.Supervisor
+	fake    *fakeapi.Server
+	web     *httptest.Server
+	relay   *httptest.Server
+	broker  *askuser.Broker
+	dataDir string
+	dbURL   string
+	project store.Project // "Test project", where newSession creates sessions
+	user    *testUser     // its member, signed in: dial and newSession act as them
 }
 
 type envOptions struct {
@@ -57,6 +60,7 @@ type envOptions struct {
 	perTurn    bool     // the fake model replays its script at every prompt (fakeapi.Server.PerTurn)
 	env        []string // extra environment for claude and its mcp-askuser child
 	quiet      bool     // log warnings and errors only
+	askUserOff bool     // the server-wide ask_user switch is off
 }
 
 func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
@@ -66,7 +70,8 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 		o.askTimeout = 300 * time.Second
 	}
 	ctx := context.Background()
-	st, err := store.Open(ctx, pgtest.New(t))
+	dbURL := pgtest.New(t)
+	st, err := store.Open(ctx, dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +92,7 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 		level = slog.LevelWarn
 	}
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}))
-	e := &env{t: t, st: st, fake: fake, broker: askuser.NewBroker()}
+	e := &env{t: t, st: st, fake: fake, broker: askuser.NewBroker(), dataDir: dir, dbURL: dbURL}
 	hub := NewHub()
 	hubCtx, stopHub := context.WithCancel(ctx)
 	hubDone := make(chan struct{})
@@ -97,7 +102,7 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 		Journal: NewJournal(st), Publisher: NewPublisher(hub), Broker: e.broker, Log: log, RuntimeDir: dir,
 	})
 	e.relay = httptest.NewServer(nil)
-	e.srv, err = New(ctx, Config{DataDir: dir, AskTimeout: o.askTimeout, AskUserEnabled: true,
+	e.srv, err = New(ctx, Config{DataDir: dir, AskTimeout: o.askTimeout, AskUserEnabled: !o.askUserOff,
 		RelayURL: e.relay.URL + "/ask"}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Broker: e.broker, Log: log})
 	if err != nil {
 		t.Fatal(err)
@@ -113,6 +118,11 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 		stopHub()
 		<-hubDone
 	})
+	e.project, err = st.CreateProject(ctx, "Test project", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.user = e.member("you@example.com", "you", roleMember)
 	return e
 }
 
@@ -127,7 +137,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 // newSession creates a session without starting claude.
 func (e *env) newSession() store.Session {
 	e.t.Helper()
-	s, err := e.st.CreateSession(e.t.Context(), e.srv.project.ID, "test", "you")
+	s, err := e.st.CreateSessionBy(e.t.Context(), e.project.ID, "test", e.user.Name, e.user.ID)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -141,12 +151,23 @@ type ws struct {
 	frames chan string
 }
 
+// dial opens a session's WebSocket as the env's signed-in member.
 func (e *env) dial(sessionID string, after int64) *ws {
 	e.t.Helper()
+	return e.dialAs(e.user, sessionID, after)
+}
+
+// dialAs opens a session's WebSocket as u (nil: signed out) and says hello.
+func (e *env) dialAs(u *testUser, sessionID string, after int64) *ws {
+	e.t.Helper()
 	url := "ws" + strings.TrimPrefix(e.web.URL, "http") + "/sessions/" + sessionID + "/ws"
-	conn, _, err := websocket.DefaultDialer.Dial(url, http.Header{"Origin": {e.web.URL}})
+	conn, resp, err := websocket.DefaultDialer.Dial(url, e.header(u))
 	if err != nil {
-		e.t.Fatal(err)
+		status := 0
+		if resp != nil {
+			status = resp.StatusCode
+		}
+		e.t.Fatalf("dial %s as %v: %v (status %d)", url, u, err, status)
 	}
 	w := &ws{t: e.t, conn: conn, frames: make(chan string, 4096)}
 	go func() {

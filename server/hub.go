@@ -1,6 +1,9 @@
 package server
 
-import "context"
+import (
+	"context"
+	"strconv"
+)
 
 // Frame is one message for the browsers of a session: rendered HTML and
 // the seq of the event it shows (0 for frames that show no event).
@@ -19,6 +22,7 @@ type Subscription struct {
 	C         <-chan Frame
 	c         chan Frame
 	sessionID string
+	viewer    string // who is watching, for presence; "" = not shown
 }
 
 type published struct {
@@ -29,6 +33,9 @@ type published struct {
 // Hub fans a session's frames out to every browser watching it. One
 // goroutine owns the subscriber map; nothing else touches it.
 type Hub struct {
+	// Presence renders the "who is here" frame sent to a session's
+	// subscribers whenever one joins or leaves; nil sends none.
+	Presence    func(names []string) Frame
 	subscribe   chan *Subscription
 	unsubscribe chan *Subscription
 	publish     chan published
@@ -37,7 +44,7 @@ type Hub struct {
 
 // NewHub returns a Hub; Run must be running for it to deliver.
 func NewHub() *Hub {
-	return &Hub{subscribe: make(chan *Subscription), unsubscribe: make(chan *Subscription),
+	return &Hub{Presence: presenceFrame, subscribe: make(chan *Subscription), unsubscribe: make(chan *Subscription),
 		publish: make(chan published, 1024), done: make(chan struct{})}
 }
 
@@ -63,15 +70,22 @@ func (h *Hub) Run(ctx context.Context) error {
 				subs[s.sessionID] = map[*Subscription]struct{}{}
 			}
 			subs[s.sessionID][s] = struct{}{}
+			h.sendPresence(subs[s.sessionID], drop)
 		case s := <-h.unsubscribe:
 			drop(s)
+			h.sendPresence(subs[s.sessionID], drop)
 		case p := <-h.publish:
+			dropped := ""
 			for s := range subs[p.sessionID] {
 				select {
 				case s.c <- p.f:
 				default: // a slow browser is dropped, never waited for
 					drop(s)
+					dropped = s.sessionID
 				}
+			}
+			if dropped != "" {
+				h.sendPresence(subs[dropped], drop)
 			}
 		case <-ctx.Done():
 			for _, set := range subs {
@@ -84,10 +98,38 @@ func (h *Hub) Run(ctx context.Context) error {
 	}
 }
 
+// sendPresence tells a session's subscribers who is watching. A
+// subscriber too slow to take it is dropped like for any other frame.
+func (h *Hub) sendPresence(set map[*Subscription]struct{}, drop func(*Subscription)) {
+	if h.Presence == nil || len(set) == 0 {
+		return
+	}
+	var names []string
+	for s := range set {
+		if s.viewer != "" {
+			names = append(names, s.viewer)
+		}
+	}
+	f := h.Presence(names)
+	for s := range set {
+		select {
+		case s.c <- f:
+		default:
+			drop(s)
+		}
+	}
+}
+
 // Subscribe starts delivering the session's frames.
 func (h *Hub) Subscribe(ctx context.Context, sessionID string) (*Subscription, error) {
+	return h.SubscribeAs(ctx, sessionID, "")
+}
+
+// SubscribeAs starts delivering the session's frames to viewer, who is
+// listed in the session's presence frames until Unsubscribe.
+func (h *Hub) SubscribeAs(ctx context.Context, sessionID, viewer string) (*Subscription, error) {
 	c := make(chan Frame, subBuffer)
-	s := &Subscription{C: c, c: c, sessionID: sessionID}
+	s := &Subscription{C: c, c: c, sessionID: sessionID, viewer: viewer}
 	select {
 	case h.subscribe <- s:
 		return s, nil
@@ -106,11 +148,17 @@ func (h *Hub) Unsubscribe(s *Subscription) {
 	}
 }
 
-// Publish queues f for the session's subscribers. It blocks only if the
-// hub's queue is full, and never once the hub has stopped.
-func (h *Hub) Publish(sessionID string, f Frame) {
+// Publish queues f for the topic's subscribers (a session's id, or
+// projectTopic). It blocks only if the hub's queue is full, and never once
+// the hub has stopped.
+func (h *Hub) Publish(topic string, f Frame) {
 	select {
-	case h.publish <- published{sessionID: sessionID, f: f}:
+	case h.publish <- published{sessionID: topic, f: f}:
 	case <-h.done:
 	}
 }
+
+// projectTopic is the hub topic on which a project's asks are announced:
+// every open inbox (and every page's ask counter) of a member listens to
+// the topics of the member's projects.
+func projectTopic(projectID int64) string { return "project:" + strconv.FormatInt(projectID, 10) }

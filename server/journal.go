@@ -39,6 +39,18 @@ func (j journal) ResolveInput(ctx context.Context, id, status string, answer jso
 	return err
 }
 
+func (j journal) LoadInput(ctx context.Context, id string) (runner.Input, error) {
+	in, err := j.st.GetInput(ctx, id)
+	if errors.Is(err, store.ErrNotFound) {
+		return runner.Input{}, runner.ErrNotFound
+	}
+	if err != nil {
+		return runner.Input{}, err
+	}
+	return runner.Input{ID: in.ID, SessionID: in.SessionID, RunID: in.RunID, Kind: in.Kind, Status: in.Status,
+		Payload: in.Payload, Deadline: in.Deadline}, nil
+}
+
 func (j journal) RunStarted(ctx context.Context, sessionID string, pid int) (int64, error) {
 	return j.st.StartRun(ctx, sessionID, pid)
 }

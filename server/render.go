@@ -6,8 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
-	"time"
 
 	"github.com/a-h/templ"
 
@@ -22,24 +22,37 @@ const maxShown = 16 << 10
 // renderer turns events into the out-of-band fragments a page applies. It
 // is a pure function of the events except for one thing: while replaying a
 // backlog it skips the streamed deltas of messages that completed later in
-// the same backlog, since the completed message replaces them anyway.
+// the same backlog and shows the completed text where the stream began, as
+// the live page does (the CLI may run a tool of the message, an ask, before
+// it prints the completed message).
 type renderer struct {
 	backlog   bool
-	completed map[string]bool // backlog: message ids with an assistant event
-	skipped   map[string]bool // backlog: messages whose stream was not sent
-	skipping  bool            // backlog: inside a completed message's stream
+	completed map[string]string // backlog: message id → its completed text
+	skipped   map[string]bool   // backlog: messages whose stream was not sent
+	skipping  bool              // backlog: inside a completed message's stream
 }
 
 // newBacklogRenderer prepares to replay evs.
 func newBacklogRenderer(evs []store.Event) *renderer {
-	r := &renderer{backlog: true, completed: map[string]bool{}, skipped: map[string]bool{}}
+	r := &renderer{backlog: true, completed: map[string]string{}, skipped: map[string]bool{}}
 	for _, e := range evs {
-		if e.Type == "assistant" {
-			var a assistantEvent
-			if json.Unmarshal(e.Payload, &a) == nil {
-				r.completed[a.Message.ID] = true
+		if e.Type != "assistant" {
+			continue
+		}
+		var a assistantEvent
+		if json.Unmarshal(e.Payload, &a) != nil || a.ParentToolUseID != nil {
+			continue
+		}
+		text := r.completed[a.Message.ID]
+		for _, b := range a.Message.Content {
+			if b.Type == "text" && b.Text != "" {
+				if text != "" {
+					text += "\n\n"
+				}
+				text += b.Text
 			}
 		}
+		r.completed[a.Message.ID] = text
 	}
 	return r
 }
@@ -101,6 +114,8 @@ func (r *renderer) components(e store.Event) []templ.Component {
 		return askRequested(e)
 	case "input_resolved":
 		return askResolved(e)
+	case "input_detached":
+		return askDetached(e)
 	case "interrupt":
 		var p struct{ By string }
 		_ = json.Unmarshal(e.Payload, &p)
@@ -152,10 +167,14 @@ func (r *renderer) stream(payload []byte) []templ.Component {
 	}
 	switch s.Event.Type {
 	case "message_start":
-		r.skipping = r.backlog && r.completed[s.Event.Message.ID]
+		text, done := r.completed[s.Event.Message.ID]
+		r.skipping = r.backlog && done
 		if r.skipping {
 			r.skipped[s.Event.Message.ID] = true
-			return nil
+			if text == "" {
+				return nil
+			}
+			return []templ.Component{appendTo(views.AssistantText(s.Event.Message.ID, text, false))}
 		}
 		return []templ.Component{appendTo(views.AssistantLive(s.Event.Message.ID))}
 	case "content_block_delta":
@@ -171,37 +190,40 @@ func (r *renderer) assistant(payload []byte) []templ.Component {
 	if json.Unmarshal(payload, &a) != nil {
 		return nil
 	}
+	if a.ParentToolUseID != nil {
+		return subagentSteps(*a.ParentToolUseID, a.Message.Content)
+	}
 	var out []templ.Component
 	for _, b := range a.Message.Content {
 		switch b.Type {
 		case "text":
-			if a.ParentToolUseID != nil || b.Text == "" {
+			if b.Text == "" {
 				continue
 			}
-			// A message whose stream this backlog skipped has no block on
-			// the page yet; any other already has one to replace.
-			if r.skipped[a.Message.ID] {
-				out = append(out, appendTo(views.AssistantText(a.Message.ID, b.Text, false)))
-			} else {
+			// A message whose stream this backlog skipped was shown whole
+			// where its stream began; any other has a block to replace.
+			if !r.skipped[a.Message.ID] {
 				out = append(out, views.AssistantText(a.Message.ID, b.Text, true))
 			}
 		case "thinking":
 			out = append(out, appendTo(views.Thinking(b.Thinking)))
 		case "tool_use":
-			out = append(out, appendTo(views.ToolCall(b.ID, b.Name, prettyJSON(b.Input))))
+			out = append(out, appendTo(views.ToolCall(toolCard(b.ID, b.Name, b.Input))))
 		}
 	}
 	return out
 }
 
-// toolResults fills in the results carried by a user event.
+// toolResults fills in the results carried by a user event. A subagent's
+// own tool results stay in the log: its card lists its calls only.
 func toolResults(payload []byte) []templ.Component {
 	var u struct {
-		Message struct {
+		ParentToolUseID *string `json:"parent_tool_use_id"`
+		Message         struct {
 			Content json.RawMessage `json:"content"`
 		} `json:"message"`
 	}
-	if json.Unmarshal(payload, &u) != nil {
+	if json.Unmarshal(payload, &u) != nil || u.ParentToolUseID != nil {
 		return nil
 	}
 	var blocks []contentBlock
@@ -211,7 +233,7 @@ func toolResults(payload []byte) []templ.Component {
 	var out []templ.Component
 	for _, b := range blocks {
 		if b.Type == "tool_result" {
-			out = append(out, views.ToolResult(b.ToolUseID, clip(flattenContent(b.Content)), b.IsError))
+			out = append(out, toolResultView(b.ToolUseID, flattenContent(b.Content), b.IsError))
 		}
 	}
 	return out
@@ -239,34 +261,6 @@ func flattenContent(raw json.RawMessage) string {
 	return strings.Join(parts, "\n")
 }
 
-func turnResult(e store.Event) templ.Component {
-	var res struct {
-		IsError      bool     `json:"is_error"`
-		Subtype      string   `json:"subtype"`
-		Result       string   `json:"result"`
-		TotalCostUSD float64  `json:"total_cost_usd"`
-		NumTurns     int      `json:"num_turns"`
-		DurationMS   int64    `json:"duration_ms"`
-		Errors       []string `json:"errors"`
-	}
-	_ = json.Unmarshal(e.Payload, &res)
-	figures := fmt.Sprintf("$%.4f · %d %s · %s", res.TotalCostUSD, res.NumTurns, plural(res.NumTurns, "turn", "turns"),
-		(time.Duration(res.DurationMS) * time.Millisecond).Round(100*time.Millisecond))
-	// The CLI reports API errors as subtype "success" with is_error true:
-	// decide on is_error.
-	if !res.IsError {
-		return appendTo(views.TurnResult(e.Seq, true, "Done · "+figures, ""))
-	}
-	detail := strings.Join(res.Errors, "; ")
-	if detail == "" {
-		detail = res.Result
-	}
-	if res.Subtype == "error_during_execution" && detail == "" {
-		detail = "The turn was stopped."
-	}
-	return appendTo(views.TurnResult(e.Seq, false, "Turn ended with an error · "+figures, clip(detail)))
-}
-
 func runEnded(e store.Event) []templ.Component {
 	var p struct {
 		ExitCode int    `json:"exit_code"`
@@ -290,16 +284,30 @@ func runEnded(e store.Event) []templ.Component {
 
 func systemEvent(e store.Event) []templ.Component {
 	var s struct {
-		Subtype    string `json:"subtype"`
-		Attempt    int    `json:"attempt"`
-		MaxRetries int    `json:"max_retries"`
-		Error      string `json:"error"`
+		Subtype      string `json:"subtype"`
+		Model        string `json:"model"`
+		Attempt      int    `json:"attempt"`
+		MaxRetries   int    `json:"max_retries"`
+		RetryDelayMS int64  `json:"retry_delay_ms"`
+		ErrorStatus  *int   `json:"error_status"`
+		Error        string `json:"error"`
 	}
 	_ = json.Unmarshal(e.Payload, &s)
 	switch s.Subtype {
+	case "init":
+		if s.Model != "" {
+			return []templ.Component{views.Model(s.Model)}
+		}
 	case "api_retry":
-		return []templ.Component{appendTo(views.Notice(e.Seq, "warn",
-			fmt.Sprintf("The API returned an error; retrying (attempt %d of %d). %s", s.Attempt, s.MaxRetries, s.Error)))}
+		text := "The API returned an error"
+		if s.ErrorStatus != nil {
+			text += " (HTTP " + strconv.Itoa(*s.ErrorStatus) + ")"
+		}
+		if s.Error != "" {
+			text += ": " + s.Error
+		}
+		text += fmt.Sprintf(". Claude Code retries by itself (attempt %d of %d).", s.Attempt, s.MaxRetries)
+		return []templ.Component{appendTo(views.Notice(e.Seq, "warn", text))}
 	case "permission_denied":
 		return []templ.Component{appendTo(views.Notice(e.Seq, "warn", "A tool call was denied by the permission rules."))}
 	}

@@ -8,13 +8,14 @@ import (
 	"github.com/a-h/templ"
 
 	"parley/askuser"
+	"parley/runner"
 	"parley/store"
 	"parley/views"
 )
 
 // askRequested renders an input_requested event: the card of an ask.
 func askRequested(e store.Event) []templ.Component {
-	return []templ.Component{appendTo(views.AskCard(askView(e.Payload))), views.Status("waiting", true)}
+	return []templ.Component{appendTo(views.AskCard(askView(e.SessionID, e.Payload, false))), views.Status("waiting", true)}
 }
 
 // askResolved renders an input_resolved event: the card's outcome.
@@ -22,56 +23,157 @@ func askResolved(e store.Event) []templ.Component {
 	return []templ.Component{askClosed(e.Payload)}
 }
 
-// askView reads an input_requested payload into a card.
-func askView(payload []byte) views.Ask {
+// askDetached renders an input_detached event: the cards say that the
+// process that asked has ended and an answer will resume the session.
+func askDetached(e store.Event) []templ.Component {
 	var p struct {
-		InputID  string           `json:"input_id"`
-		Question askuser.Question `json:"question"`
-		Deadline time.Time        `json:"deadline"`
+		InputIDs []string `json:"input_ids"`
 	}
+	_ = json.Unmarshal(e.Payload, &p)
+	out := make([]templ.Component, 0, len(p.InputIDs))
+	for _, id := range p.InputIDs {
+		out = append(out, views.AskDetached(id))
+	}
+	return out
+}
+
+// askView reads an input_requested payload (or an inputs row's payload)
+// into a card.
+func askView(sessionID string, payload []byte, detached bool) views.Ask {
+	var p runner.AskPayload
 	_ = json.Unmarshal(payload, &p)
-	a := views.Ask{ID: p.InputID, Question: p.Question.Question, MultiSelect: p.Question.MultiSelect}
-	for _, o := range p.Question.Options {
-		a.Options = append(a.Options, views.AskOption{Label: o.Label, Description: o.Description})
+	if p.Kind == "" {
+		p.Kind = runner.KindQuestion
 	}
-	if !p.Deadline.IsZero() {
+	a := views.Ask{ID: p.InputID, SessionID: sessionID, Kind: p.Kind, Source: p.Source, Detached: detached}
+	if p.Deadline != nil {
 		a.Deadline = p.Deadline.UTC().Format(time.RFC3339)
+	}
+	switch p.Kind {
+	case runner.KindPermission:
+		permissionView(&a, p)
+	case runner.KindPlan:
+		a.Plan = p.Plan
+	default:
+		f := p.TheForm()
+		a.Title = f.Title
+		for _, q := range f.Questions {
+			aq := views.AskQuestion{Question: q.Question, Header: q.Header, Type: q.Kind(),
+				Optional: q.Optional, Placeholder: q.Placeholder}
+			for _, o := range q.Options {
+				aq.Options = append(aq.Options, views.AskOption{Label: o.Label, Description: o.Description})
+			}
+			a.Questions = append(a.Questions, aq)
+		}
 	}
 	return a
 }
 
+// permissionView shows a tool's input readably: a Bash command as code, an
+// Edit as a diff of old and new text, a Write as its path and a preview.
+func permissionView(a *views.Ask, p runner.AskPayload) {
+	a.Tool = p.ToolName
+	var in toolInput
+	_ = json.Unmarshal(p.Input, &in)
+	var sugg []json.RawMessage
+	_ = json.Unmarshal(p.Suggestions, &sugg)
+	a.CanAlways = len(sugg) > 0
+	switch p.ToolName {
+	case "Bash":
+		a.Command = in.Command
+	case "Edit", "MultiEdit", "Write", "NotebookEdit":
+		t := toolCard(p.ToolUseID, p.ToolName, p.Input)
+		a.Path, a.Diff = in.FilePath, t.Diff
+		if len(a.Diff) == 0 {
+			a.Input = prettyJSON(p.Input)
+		}
+	default:
+		a.Input = prettyJSON(p.Input)
+	}
+}
+
+// resolution is an input_resolved payload.
+type resolution struct {
+	InputID    string          `json:"input_id"`
+	Kind       string          `json:"kind"`
+	Status     string          `json:"status"`
+	Answer     runner.Response `json:"answer"`
+	AnsweredBy string          `json:"answered_by"`
+	Reason     string          `json:"reason"`
+	Detached   bool            `json:"detached"`
+}
+
 // askClosed renders an input_resolved payload.
 func askClosed(payload []byte) templ.Component {
-	var p struct {
-		InputID    string         `json:"input_id"`
-		Status     string         `json:"status"`
-		Answer     askuser.Answer `json:"answer"`
-		AnsweredBy string         `json:"answered_by"`
-		Reason     string         `json:"reason"`
-	}
+	var p resolution
 	_ = json.Unmarshal(payload, &p)
-	var text string
-	switch p.Status {
-	case "answered":
-		text = "You answered: " + answerText(p.Answer)
-		if p.AnsweredBy != "" {
-			text += " (" + p.AnsweredBy + ")"
-		}
-	case "timed_out":
-		text = "Question timed out"
-	default:
-		text = "Question " + strings.ReplaceAll(p.Status, "_", " ")
-		if p.Reason != "" {
-			text += ": " + p.Reason
-		}
+	text := outcomeText(p)
+	if p.Detached && (p.Status == "answered" || p.Status == "denied") {
+		text += " Sent to Claude as a new message."
 	}
 	return views.AskClosed(p.InputID, p.Status, text)
 }
 
-func answerText(a askuser.Answer) string {
-	parts := append([]string{}, a.Selected...)
-	if a.Text != "" {
-		parts = append(parts, a.Text)
+// outcomeText says in a sentence how an ask ended.
+func outcomeText(p resolution) string {
+	by := orSomeone(p.AnsweredBy)
+	reason := ""
+	if r := strings.TrimSpace(p.Reason); r != "" {
+		reason = ": " + r
 	}
-	return strings.Join(parts, ", ")
+	switch p.Status {
+	case "timed_out":
+		switch p.Kind {
+		case runner.KindPermission:
+			return "Time ran out; the request was denied."
+		case runner.KindPlan:
+			return "Time ran out; the plan was not approved."
+		}
+		return "Question timed out"
+	case "cancelled", "expired":
+		noun := "Question"
+		if p.Kind == runner.KindPermission || p.Kind == runner.KindPlan {
+			noun = "Request"
+		}
+		return noun + " " + strings.ReplaceAll(p.Status, "_", " ") + reason
+	case "denied":
+		switch p.Kind {
+		case runner.KindPermission:
+			return "Denied by " + by + reason
+		case runner.KindPlan:
+			return "Changes requested by " + by + reason
+		}
+		return "Declined by " + by + reason
+	}
+	switch p.Kind {
+	case runner.KindPermission:
+		switch {
+		case p.Answer.Command != nil:
+			return "Allowed by " + by + " with the command changed to: " + *p.Answer.Command
+		case p.Answer.AllowAlways:
+			return "Allowed by " + by + " for the rest of this session"
+		}
+		return "Allowed by " + by
+	case runner.KindPlan:
+		if p.Answer.Mode == "acceptEdits" {
+			return "Plan approved by " + by + "; Claude accepts edits without asking"
+		}
+		return "Plan approved by " + by + "; Claude asks before edits"
+	}
+	return "You answered: " + repliesText(p.Answer.Replies) + " (" + by + ")"
+}
+
+func repliesText(rs []askuser.Reply) string {
+	parts := make([]string, 0, len(rs))
+	for _, r := range rs {
+		s := strings.Join(r.Selected, ", ")
+		if r.Text != "" {
+			if s != "" {
+				s += ", "
+			}
+			s += r.Text
+		}
+		parts = append(parts, s)
+	}
+	return strings.Join(parts, "; ")
 }

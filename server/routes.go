@@ -7,20 +7,46 @@ import (
 	"parley/static"
 )
 
-// Handler is the whole public URL surface.
+// Handler is the whole public URL surface. Every route but the login page,
+// static files and the health check needs a sign-in (authenticate), every
+// state-changing request a CSRF token (checkCSRF), and each handler checks
+// the viewer's role in the project it touches (authorizeSession,
+// authorizeProjectAs).
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET /{$}", s.handleIndex())
+	mux.Handle("GET /login", s.handleLoginPage())
+	mux.Handle("POST /login", s.handleLogin())
+	mux.Handle("POST /logout", s.handleLogout())
+	mux.Handle("POST /projects", s.handleProjectCreate())
+	mux.Handle("GET /projects/{id}", s.handleProject())
+	mux.Handle("POST /projects/{id}/sessions", s.handleSessionCreate())
+	mux.Handle("POST /projects/{id}/rename", s.handleProjectRename())
+	mux.Handle("POST /projects/{id}/archive", s.handleProjectArchive())
+	mux.Handle("POST /projects/{id}/delete", s.handleProjectDelete())
+	mux.Handle("GET /projects/{id}/settings", s.handleSettings())
+	mux.Handle("POST /projects/{id}/settings", s.handleSettingsSave())
+	mux.Handle("POST /projects/{id}/settings/members", s.handleMemberAdd())
+	mux.Handle("POST /projects/{id}/settings/members/{uid}", s.handleMemberRole())
+	mux.Handle("POST /projects/{id}/settings/members/{uid}/remove", s.handleMemberRemove())
 	mux.Handle("POST /sessions", s.handleSessionCreate())
 	mux.Handle("GET /sessions/{id}", s.handleSession())
 	mux.Handle("GET /sessions/{id}/ws", s.handleSessionWS())
+	mux.Handle("GET /projects/{id}/history", s.handleHistory())
+	mux.Handle("POST /sessions/{id}/rename", s.handleSessionRename())
+	mux.Handle("POST /sessions/{id}/archive", s.handleSessionArchive())
+	mux.Handle("GET /sessions/{id}/export.md", s.handleExportMarkdown())
+	mux.Handle("GET /sessions/{id}/export.json", s.handleExportJSON())
+	mux.Handle("GET /inbox", s.handleInbox())
+	mux.Handle("GET /inbox/ws", s.handleInboxWS())
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static.FS)))
 	mux.Handle("GET /healthz", s.handleHealth())
-	return s.checkOrigin(mux)
+	return s.checkOrigin(s.authenticate(s.checkCSRF(mux)))
 }
 
 // RelayHandler is the internal surface, served on a loopback listener only:
-// `parley mcp-askuser` posts asks here with its run's token.
+// `parley mcp-askuser` posts asks here with its run's token (the broker
+// checks it), never with a sign-in.
 func (s *Server) RelayHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("POST /ask", askuser.RelayHandler(s.broker))

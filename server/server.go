@@ -4,11 +4,8 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
-	"strconv"
+	"sync"
 	"time"
 
 	"parley/askuser"
@@ -21,19 +18,26 @@ type Config struct {
 	DataDir         string        // workspaces and per-project CLI config live here
 	ClaudeConfigDir string        // CLAUDE_CONFIG_DIR for every run; "" = one per project
 	AskTimeout      time.Duration // how long an ask_user question waits
-	AskUserEnabled  bool          // server-wide switch for the ask_user tool
-	RelayURL        string        // loopback URL the ask relay listens on
+	// PermissionTimeout is how long permission, plan and AskUserQuestion
+	// asks wait before they are denied; 0 = no deadline. Until projects
+	// carry their own ask settings it applies to every project.
+	PermissionTimeout time.Duration
+	AskUserEnabled    bool   // server-wide switch for the ask_user tool
+	RelayURL          string // loopback URL the ask relay listens on
+	SecureCookies     bool   // set Secure on cookies even without TLS here (a TLS proxy in front)
 }
 
 // Server holds what the handlers need.
 type Server struct {
-	cfg     Config
-	st      *store.Store
-	sup     *runner.Supervisor
-	hub     *Hub
-	broker  *askuser.Broker
-	log     *slog.Logger
-	project store.Project // the default project, until teams land
+	cfg    Config
+	st     *store.Store
+	sup    *runner.Supervisor
+	hub    *Hub
+	broker *askuser.Broker
+	log    *slog.Logger
+	// decoyHash is a bcrypt hash compared against when a login names no
+	// account, made on first use (it takes a quarter of a second).
+	decoyHash func() string
 }
 
 // Deps are the server's collaborators.
@@ -45,13 +49,13 @@ type Deps struct {
 	Log        *slog.Logger
 }
 
-// New returns a Server for the default project.
+// New returns a Server.
 func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
-	p, err := d.Store.EnsureDefaultProject(ctx, "Default project", "")
-	if err != nil {
-		return nil, fmt.Errorf("default project: %w", err)
-	}
-	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, hub: d.Hub, broker: d.Broker, log: d.Log, project: p}, nil
+	decoy := sync.OnceValue(func() string {
+		h, _ := HashPassword(randomToken()[:32])
+		return h
+	})
+	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, hub: d.Hub, broker: d.Broker, log: d.Log, decoyHash: decoy}, nil
 }
 
 // NewPublisher returns the runner.Publisher that renders each event once and
@@ -63,35 +67,44 @@ type publisher struct{ hub *Hub }
 func (p publisher) Publish(e runner.Event) {
 	r := &renderer{}
 	p.hub.Publish(e.SessionID, r.frame(context.Background(), []store.Event{toStoreEvent(e)}))
+	switch e.Type {
+	case runner.TypeInputRequested, runner.TypeInputResolved, runner.TypeInputDetached:
+		if e.ProjectID != 0 {
+			// A poke, not a fragment: each inbox re-reads what its viewer may see.
+			p.hub.Publish(projectTopic(e.ProjectID), Frame{})
+		}
+	}
 }
 
-// runOptions is how a session's process is started.
+// runOptions is how a session's process is started: in its project's
+// workspace (files regenerated from the settings), with its own
+// CLAUDE_CONFIG_DIR and the project's Claude options.
 func (s *Server) runOptions(ctx context.Context, sess store.Session) (runner.Options, error) {
 	p, err := s.st.GetProject(ctx, sess.ProjectID)
 	if err != nil {
 		return runner.Options{}, err
 	}
-	base := filepath.Join(s.cfg.DataDir, "projects", strconv.FormatInt(p.ID, 10))
-	workspace := p.Workspace
-	if workspace == "" {
-		workspace = filepath.Join(base, "workspace")
-	}
-	if err := os.MkdirAll(workspace, 0o755); err != nil {
-		return runner.Options{}, fmt.Errorf("workspace: %w", err)
+	workspace, err := SyncWorkspace(s.cfg.DataDir, p)
+	if err != nil {
+		return runner.Options{}, err
 	}
 	last, err := s.st.LastSeq(ctx, sess.ID)
 	if err != nil {
 		return runner.Options{}, err
 	}
+	ask := s.cfg.AskUserEnabled && p.AskUserEnabled
 	o := runner.Options{
-		Spec: runner.Spec{SessionID: sess.ID, ClaudeSessionID: sess.ClaudeSessionID, Resume: sess.ClaudeStarted,
-			Workspace: workspace, ConfigDir: filepath.Join(base, "claude")},
-		AskTimeout: s.cfg.AskTimeout, LastSeq: last,
+		Spec: runner.Spec{SessionID: sess.ID, ProjectID: sess.ProjectID, ClaudeSessionID: sess.ClaudeSessionID, Resume: sess.ClaudeStarted,
+			Workspace: workspace, ConfigDir: ConfigDir(s.cfg.DataDir, p.ID), ExtraArgs: claudeArgs(p.ProjectSettings, ask)},
+		AskTimeout: s.cfg.AskTimeout, PermissionTimeout: s.cfg.PermissionTimeout, LastSeq: last,
+	}
+	if p.AskTimeoutSeconds > 0 {
+		o.AskTimeout = time.Duration(p.AskTimeoutSeconds) * time.Second
 	}
 	if s.cfg.ClaudeConfigDir != "" {
 		o.ConfigDir = s.cfg.ClaudeConfigDir
 	}
-	if s.cfg.AskUserEnabled {
+	if ask {
 		o.RelayURL = s.cfg.RelayURL
 	}
 	return o, nil

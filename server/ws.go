@@ -29,17 +29,18 @@ var upgrader = websocket.Upgrader{
 // wsConn is one browser tab on one session: exactly one reader goroutine
 // (its messages) and one writer (everything sent, pings and deadlines).
 type wsConn struct {
-	s     *Server
-	conn  *websocket.Conn
-	sess  store.Session
-	r     *http.Request
-	hello chan int64 // the page's last seq, sent once it connects
-	out   chan Frame // frames for this tab only (errors)
+	s      *Server
+	conn   *websocket.Conn
+	sess   store.Session
+	r      *http.Request
+	viewer string     // who is watching, for presence
+	hello  chan int64 // the page's last seq, sent once it connects
+	out    chan Frame // frames for this tab only (errors)
 }
 
 func (s *Server) handleSessionWS() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sess, _, err := s.authorizeSession(r.Context(), r, r.PathValue("id"), actView)
+		sess, v, err := s.authorizeSession(r.Context(), r, r.PathValue("id"), actView)
 		if err != nil {
 			s.fail(w, r, err)
 			return
@@ -48,7 +49,7 @@ func (s *Server) handleSessionWS() http.Handler {
 		if err != nil {
 			return // the upgrader has answered the client
 		}
-		c := &wsConn{s: s, conn: conn, sess: sess, r: r, hello: make(chan int64, 1), out: make(chan Frame, 16)}
+		c := &wsConn{s: s, conn: conn, sess: sess, r: r, viewer: v.Name, hello: make(chan int64, 1), out: make(chan Frame, 16)}
 		c.serve(r.Context())
 	})
 }
@@ -58,7 +59,7 @@ func (c *wsConn) serve(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer c.conn.Close()
-	sub, err := c.s.hub.Subscribe(ctx, c.sess.ID)
+	sub, err := c.s.hub.SubscribeAs(ctx, c.sess.ID, c.viewer)
 	if err != nil {
 		return
 	}
@@ -121,6 +122,11 @@ func (c *wsConn) writeLoop(ctx context.Context, sub *Subscription) error {
 				return err
 			}
 		case <-ping.C:
+			// A watcher whose sign-in was revoked or who left the project
+			// stops receiving within a ping period (actions check at once).
+			if _, _, err := c.s.authorizeSession(ctx, c.r, c.sess.ID, actView); err != nil {
+				return c.close(websocket.ClosePolicyViolation, "access ended")
+			}
 			c.conn.SetWriteDeadline(time.Now().Add(writeWait))
 			if err := c.conn.WriteMessage(websocket.PingMessage, nil); err != nil {
 				return err

@@ -11,7 +11,6 @@ import (
 	"github.com/a-h/templ"
 	"github.com/gorilla/websocket"
 
-	"parley/askuser"
 	"parley/runner"
 	"parley/store"
 	"parley/views"
@@ -26,6 +25,8 @@ type wsMessage struct {
 	InputID string     `json:"input_id"`
 	Choice  stringList `json:"choice"`
 	Other   string     `json:"other"`
+
+	raw []byte // the whole message, for the fields of an answer form
 }
 
 // stringList takes one string or a list: htmx sends a single checked box
@@ -69,6 +70,7 @@ func (c *wsConn) readLoop(ctx context.Context) {
 			c.toast("error", "Parley could not read that message from the page; reload and try again.")
 			continue
 		}
+		m.raw = data
 		if err := c.handle(ctx, m); err != nil {
 			var he *httpError
 			var ae *runner.AnswerError
@@ -92,6 +94,8 @@ func (c *wsConn) handle(ctx context.Context, m wsMessage) error {
 		return c.prompt(ctx, m)
 	case "answer":
 		return c.answer(ctx, m)
+	case "retry":
+		return c.retry(ctx)
 	case "stop":
 		sess, v, err := c.s.authorizeSession(ctx, c.r, c.sess.ID, actStop)
 		if err != nil {
@@ -124,16 +128,7 @@ func (c *wsConn) prompt(ctx context.Context, m wsMessage) error {
 }
 
 func (c *wsConn) answer(ctx context.Context, m wsMessage) error {
-	sess, v, err := c.s.authorizeSession(ctx, c.r, c.sess.ID, actAnswer)
-	if err != nil {
-		return err
-	}
-	a := askuser.Answer{Selected: m.Choice, Text: strings.TrimSpace(m.Other), AnsweredBy: v.Name}
-	err = c.s.sup.Answer(ctx, sess.ID, m.InputID, a)
-	if errors.Is(err, runner.ErrRunEnded) || errors.Is(err, runner.ErrNotPending) {
-		return c.s.whyClosed(ctx, sess.ID, m.InputID)
-	}
-	return err
+	return c.s.answerAsk(ctx, c.r, c.sess.ID, m.raw)
 }
 
 // whyClosed explains why an ask cannot be answered.
@@ -145,7 +140,7 @@ func (s *Server) whyClosed(ctx context.Context, sessionID, inputID string) error
 	if err != nil {
 		return err
 	}
-	if in.Status == "answered" {
+	if in.Status == "answered" || in.Status == "denied" {
 		return badRequest("This question was already answered.")
 	}
 	if in.Status != "pending" {

@@ -1,8 +1,17 @@
 // Parley's page script: the WebSocket hello (so a reconnect catches up from
-// the last event the page has), the connection banner, keyboard sending,
-// ask card feedback and countdowns. Everything else is htmx.
+// the last event the page has), the offline banner, keyboard sending, queued
+// prompts, session totals, ask card feedback and countdowns. Everything
+// else is htmx.
 (function () {
   "use strict";
+
+  // Reconnect soon after a drop, then back off (with jitter) to 10 s.
+  if (window.htmx) {
+    htmx.config.wsReconnectDelay = function (retryCount) {
+      var max = Math.min(500 * Math.pow(2, retryCount), 10000);
+      return max / 2 + (max / 2) * Math.random();
+    };
+  }
 
   function lastSeq() {
     var el = document.getElementById("last-seq");
@@ -16,13 +25,42 @@
     el.setAttribute("data-state", state);
   }
 
+  // The banner says when the page is offline and when it is back.
+  var wasOffline = false, bannerTimer = null;
+  function banner(text, state) {
+    var el = document.getElementById("offline");
+    if (!el) return;
+    clearTimeout(bannerTimer);
+    if (!text) { el.hidden = true; return; }
+    el.textContent = text;
+    el.setAttribute("data-state", state);
+    el.hidden = false;
+  }
+
   // On every (re)connect, tell the server which events the page already has.
+  // The header's inbox counter has its own socket (static/ask.js); it is not
+  // the page's connection.
+  function counterSocket(e) {
+    return e.target && e.target.closest && e.target.closest(".inbox-live");
+  }
   document.addEventListener("htmx:wsOpen", function (e) {
+    if (counterSocket(e)) return;
     e.detail.socketWrapper.sendImmediately(JSON.stringify({ action: "hello", after: lastSeq() }));
     setConn("live", "live");
+    if (wasOffline) {
+      wasOffline = false;
+      banner("Back online: catching up on what you missed.", "back");
+      bannerTimer = setTimeout(function () { banner(""); }, 4000);
+    }
   });
-  document.addEventListener("htmx:wsClose", function () {
-    setConn("offline: reconnecting…", "offline");
+  document.addEventListener("htmx:wsClose", function (e) {
+    if (counterSocket(e)) return;
+    wasOffline = true;
+    setConn("offline", "offline");
+    banner("You are offline. Reconnecting… Nothing is lost: the page catches up when it is back.", "offline");
+  });
+  window.addEventListener("offline", function () {
+    banner("Your device is offline. The page reconnects when the network is back.", "offline");
   });
 
   // A fragment whose target is not on the page (a replaced block that was
@@ -42,9 +80,54 @@
   });
   document.addEventListener("htmx:wsAfterMessage", function () {
     if (stick) window.scrollTo(0, document.body.scrollHeight);
-    var n = document.querySelectorAll("#events .ask form").length;
-    document.title = (n > 0 ? "(" + n + ") " : "") + document.title.replace(/^\(\d+\) /, "");
+    updateQueued();
+    updateTotals();
   });
+
+  // A queued prompt's turn has started once a turn result follows it.
+  function updateQueued() {
+    document.querySelectorAll("#events .prompt.is-queued").forEach(function (p) {
+      for (var n = p.nextElementSibling; n; n = n.nextElementSibling) {
+        if (n.classList.contains("turn-result")) {
+          p.classList.remove("is-queued");
+          var q = p.querySelector(".queued");
+          if (q) q.textContent = "was queued";
+          return;
+        }
+      }
+    });
+  }
+
+  // The session's totals are the sums of its turns' figures.
+  function fmtTokens(n) {
+    if (n >= 1e6) return (n / 1e6).toFixed(1) + "M";
+    if (n >= 1e4) return Math.floor(n / 1e3) + "k";
+    if (n >= 1e3) return (n / 1e3).toFixed(1) + "k";
+    return String(n);
+  }
+  function fmtMs(ms) {
+    var s = ms / 1000;
+    if (s < 10) return s.toFixed(1) + " s";
+    if (s < 60) return Math.floor(s) + " s";
+    return Math.floor(s / 60) + " min " + (Math.floor(s) % 60) + " s";
+  }
+  function updateTotals() {
+    var stats = document.getElementById("session-stats");
+    if (!stats) return;
+    var cost = 0, tin = 0, tout = 0, turns = 0, ms = 0;
+    document.querySelectorAll("#events .turn-result").forEach(function (r) {
+      cost += parseFloat(r.dataset.cost || "0");
+      tin += parseInt(r.dataset.in || "0", 10);
+      tout += parseInt(r.dataset.out || "0", 10);
+      turns += parseInt(r.dataset.turns || "0", 10);
+      ms += parseInt(r.dataset.ms || "0", 10);
+    });
+    function set(k, v) { var el = stats.querySelector('[data-stat="' + k + '"]'); if (el) el.textContent = v; }
+    set("cost", "$" + (cost < 1 ? cost.toFixed(4) : cost.toFixed(2)));
+    set("tokens", fmtTokens(tin) + " in / " + fmtTokens(tout) + " out");
+    set("turns", String(turns));
+    set("time", fmtMs(ms));
+  }
 
   // Enter sends, Shift+Enter adds a line.
   document.addEventListener("keydown", function (e) {

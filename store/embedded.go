@@ -286,3 +286,18 @@ func tail(out []byte) string {
 	}
 	return s
 }
+
+// RunningEmbeddedURL returns the URL of the parley database of a private cluster under dir
+// that another process (a running `parley serve`) has started, or "" when its socket is not
+// there. Admin subcommands use it instead of starting the cluster a second time.
+func RunningEmbeddedURL(dir string) string {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	sockdir := filepath.Join(dir, "run")
+	if _, err := os.Stat(filepath.Join(sockdir, socketName)); err != nil {
+		return ""
+	}
+	return socketURL(sockdir, "parley")
+}

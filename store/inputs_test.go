@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 
@@ -121,10 +122,11 @@ func TestRecoverAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 3 {
-		t.Errorf("expired %d inputs, want 3", n)
+	if n != 2 {
+		t.Errorf("detached %d inputs, want 2 (those of the open run)", n)
 	}
-	for id, want := range map[string]string{in1: "expired", in2: "expired", in3: "expired", done: "answered"} {
+	// Asks survive a restart: they stay pending, to be answered later.
+	for id, want := range map[string]string{in1: "pending", in2: "pending", in3: "pending", done: "answered"} {
 		if in, err := s.GetInput(ctx, id); err != nil || in.Status != want {
 			t.Errorf("input %s status = %q, %v; want %q", id, in.Status, err, want)
 		}
@@ -134,8 +136,8 @@ func TestRecoverAfterRestart(t *testing.T) {
 		status string
 		events []string // payloads appended by the recovery
 	}{
-		{a, "idle", []string{expiredPayload(in1), expiredPayload(in2)}},
-		{b, "idle", []string{expiredPayload(in3)}},
+		{a, "waiting", []string{detachedPayload(in1, in2)}},
+		{b, "waiting", nil},
 		{c, "failed", nil},
 	} {
 		got, _ := s.GetSession(ctx, tt.sess.ID)
@@ -149,8 +151,8 @@ func TestRecoverAfterRestart(t *testing.T) {
 		}
 		var payloads []string
 		for i, e := range evs {
-			if e.Type != "input_resolved" || e.Seq != after+int64(i)+1 {
-				t.Errorf("event %+v, want input_resolved at seq %d", e, after+int64(i)+1)
+			if e.Type != "input_detached" || e.Seq != after+int64(i)+1 {
+				t.Errorf("event %+v, want input_detached at seq %d", e, after+int64(i)+1)
 			}
 			payloads = append(payloads, string(e.Payload))
 		}
@@ -169,7 +171,7 @@ func TestRecoverAfterRestart(t *testing.T) {
 	}
 }
 
-// expiredPayload is the event payload RecoverAfterRestart writes, as jsonb renders it.
-func expiredPayload(id string) string {
-	return `{"reason": "Parley restarted", "status": "expired", "input_id": "` + id + `"}`
+// detachedPayload is the event payload RecoverAfterRestart writes, as jsonb renders it.
+func detachedPayload(ids ...string) string {
+	return `{"reason": "Parley restarted", "input_ids": ["` + strings.Join(ids, `", "`) + `"]}`
 }

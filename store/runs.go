@@ -38,9 +38,11 @@ func (s *Store) EndRun(ctx context.Context, runID int64, exitCode int, reason st
 }
 
 // RecoverAfterRestart cleans up after a server that stopped with runs in flight, in one
-// transaction: open runs end with reason "server restarted", every pending input expires with
-// an "input_resolved" event at its session's next seq, and running or waiting sessions go
-// back to idle. It returns the number of inputs expired.
+// transaction: open runs end with reason "server restarted"; pending inputs stay pending (an
+// answer resumes the session), and those whose run was still open get an "input_detached" event
+// at their session's next seq, so pages say the answer will resume the session; running or
+// waiting sessions become waiting if they have a pending input, else idle. It returns the number
+// of inputs detached.
 //
 // It assumes no run is live anywhere, so call it at startup before any run starts.
 func (s *Store) RecoverAfterRestart(ctx context.Context) (int, error) {
@@ -49,41 +51,41 @@ func (s *Store) RecoverAfterRestart(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("recover after restart: %w", err)
 	}
 	defer tx.Rollback(ctx)
+	var n int
+	err = tx.QueryRow(ctx, `
+		WITH open AS (
+			SELECT i.session_id, array_agg(i.id ORDER BY i.created_at, i.id) AS ids
+			FROM inputs i JOIN runs r ON r.id = i.run_id
+			WHERE i.status = 'pending' AND r.ended_at IS NULL
+			GROUP BY i.session_id
+		), logged AS (
+			INSERT INTO events (session_id, seq, type, payload)
+			SELECT o.session_id, coalesce((SELECT max(seq) FROM events WHERE session_id = o.session_id), 0) + 1,
+				'input_detached', jsonb_build_object('input_ids', to_jsonb(o.ids), 'reason', $1::text)
+			FROM open o
+			RETURNING 1
+		)
+		SELECT coalesce(sum(cardinality(ids)), 0) FROM open`, restartReason).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("recover after restart: detach inputs: %w", err)
+	}
 	if _, err := tx.Exec(ctx, `
 		UPDATE runs SET ended_at = now(), reason = 'server restarted'
 		WHERE ended_at IS NULL`); err != nil {
 		return 0, fmt.Errorf("recover after restart: end runs: %w", err)
 	}
-	// Expire and log in one statement: each expired input gets the next seq of its session,
-	// numbered in the order the inputs were created.
-	tag, err := tx.Exec(ctx, `
-		WITH expired AS (
-			UPDATE inputs SET status = 'expired', answered_at = now()
-			WHERE status = 'pending'
-			RETURNING id, session_id, created_at
-		), numbered AS (
-			SELECT e.id, e.session_id,
-				coalesce((SELECT max(seq) FROM events WHERE session_id = e.session_id), 0)
-				+ row_number() OVER (PARTITION BY e.session_id ORDER BY e.created_at, e.id) AS seq
-			FROM expired e
-		)
-		INSERT INTO events (session_id, seq, type, payload)
-		SELECT session_id, seq, 'input_resolved',
-			jsonb_build_object('input_id', id, 'status', 'expired', 'reason', $1::text)
-		FROM numbered`, restartReason)
-	if err != nil {
-		return 0, fmt.Errorf("recover after restart: expire inputs: %w", err)
-	}
 	if _, err := tx.Exec(ctx, `
-		UPDATE sessions SET status = 'idle', updated_at = now()
+		UPDATE sessions s SET updated_at = now(),
+			status = CASE WHEN EXISTS (SELECT 1 FROM inputs i WHERE i.session_id = s.id AND i.status = 'pending')
+				THEN 'waiting' ELSE 'idle' END
 		WHERE status IN ('running', 'waiting')`); err != nil {
 		return 0, fmt.Errorf("recover after restart: reset sessions: %w", err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return 0, fmt.Errorf("recover after restart: commit: %w", err)
 	}
-	return int(tag.RowsAffected()), nil
+	return n, nil
 }
 
-// restartReason is the reason given to users for inputs expired by RecoverAfterRestart.
+// restartReason is the reason given to users for inputs detached by RecoverAfterRestart.
 const restartReason = "Parley restarted"

@@ -55,11 +55,12 @@ func (s *Store) GetSession(ctx context.Context, id string) (Session, error) {
 	return sess, nil
 }
 
-// ListSessions returns the project's sessions, most recently updated first.
+// ListSessions returns the project's sessions that are not archived, most
+// recently updated first (SearchSessions lists archived ones too).
 func (s *Store) ListSessions(ctx context.Context, projectID int64) ([]Session, error) {
 	rows, _ := s.pool.Query(ctx, `
 		SELECT `+sessionColumns+` FROM sessions
-		WHERE project_id = $1
+		WHERE project_id = $1 AND archived_at IS NULL
 		ORDER BY updated_at DESC, created_at DESC`, projectID)
 	list, err := pgx.CollectRows(rows, pgx.RowToStructByName[Session])
 	if err != nil {

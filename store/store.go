@@ -98,15 +98,21 @@ func notFound(err error) error {
 	return err
 }
 
-// Project is a workspace that sessions run in.
+// Project is a workspace that sessions run in, with the Claude options its
+// runs get (see ProjectSettings).
 type Project struct {
-	ID        int64     `db:"id"`
-	Name      string    `db:"name"`
-	Workspace string    `db:"workspace"`
-	CreatedAt time.Time `db:"created_at"`
+	ID        int64  `db:"id"`
+	Name      string `db:"name"`
+	Workspace string `db:"workspace"` // "" = the managed directory named by ID
+	ProjectSettings
+	ArchivedAt *time.Time `db:"archived_at"`
+	CreatedAt  time.Time  `db:"created_at"`
+	UpdatedAt  time.Time  `db:"updated_at"`
 }
 
-const projectColumns = `id, name, workspace, created_at`
+const projectColumns = `id, name, workspace, model, permission_mode, allowed_tools, disallowed_tools,
+	append_system_prompt, max_turns, ask_user_enabled, ask_timeout_seconds, instructions,
+	archived_at, created_at, updated_at`
 
 // EnsureDefaultProject returns the lowest-id project, creating one with name and workspace if
 // there is none.

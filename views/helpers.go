@@ -22,3 +22,48 @@ func statusText(status string) string {
 		return "idle"
 	}
 }
+
+func askWho(a Ask) string {
+	switch a.Kind {
+	case "permission":
+		return "Claude asks for permission"
+	case "plan":
+		return "Claude asks you to review a plan"
+	}
+	return "Claude asks"
+}
+
+func defaultDecision(kind string) string {
+	switch kind {
+	case "permission":
+		return "allow"
+	case "plan":
+		return "approve"
+	}
+	return "answer"
+}
+
+// fieldName names question i's form field: choice_0, other_1, …
+func fieldName(base string, i int) string { return base + "_" + strconv.Itoa(i) }
+
+// qIDFirst labels the card with its first question when it has no title.
+func qIDFirst(a Ask, i int) string {
+	if i == 0 && a.Title == "" {
+		return "ask-" + a.ID + "-q"
+	}
+	return "ask-" + a.ID + "-q" + strconv.Itoa(i)
+}
+
+func choices(q AskQuestion) []AskOption {
+	if q.Type == "yes_no" {
+		return []AskOption{{Label: "Yes"}, {Label: "No"}}
+	}
+	return q.Options
+}
+
+func orText(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -4,6 +4,9 @@
 //	parley migrate       apply pending database migrations and exit
 //	parley mcp-askuser   the ask_user MCP server Claude spawns (not for people)
 //	parley fake-model    a scripted fake Anthropic API, to try Parley without a key
+//	parley user          add, list, re-password and remove accounts
+//	parley project       add and list projects
+//	parley sync-workspaces  regenerate every project's workspace files
 package main
 
 import (
@@ -34,6 +37,13 @@ Usage:
   parley migrate [flags]      apply pending database migrations and exit
   parley mcp-askuser          the ask_user MCP server that Claude spawns (reads ASK_USER_CONFIG)
   parley fake-model [flags]   serve a scripted fake Anthropic Messages API (demo, no key needed)
+  parley user add EMAIL [--admin] [--name NAME]
+                              create an account (password from stdin or typed twice)
+  parley user list|passwd EMAIL|remove EMAIL
+                              list accounts, set a password, delete an account
+  parley project add NAME --owner EMAIL
+                              create a project owned by EMAIL; "project list" lists them
+  parley sync-workspaces      regenerate every project's CLAUDE.md and .claude/settings.local.json
 
 Run "parley <command> -h" for a command's flags and environment variables.
 `
@@ -53,6 +63,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return mcpAskUser(ctx, getenv, stdin, stdout)
 	case "fake-model":
 		return fakeModel(ctx, args[1:], stderr)
+	case "user":
+		return userCmd(ctx, args[1:], getenv, stdin, stdout, stderr)
+	case "project":
+		return projectCmd(ctx, args[1:], getenv, stdout, stderr)
+	case "sync-workspaces":
+		return syncWorkspaces(ctx, args[1:], getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return nil

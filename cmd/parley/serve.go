@@ -33,6 +33,7 @@ type config struct {
 	ClaudeConfigDir string
 	AskTimeout      time.Duration
 	AskUser         bool
+	SecureCookies   bool
 	LogLevel        string
 }
 
@@ -48,6 +49,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		AskTimeout:      300 * time.Second,
 		AskUser:         getenv("PARLEY_ASK_USER") != "off" && getenv("PARLEY_ASK_USER") != "false",
 		LogLevel:        orDefault(getenv("PARLEY_LOG_LEVEL"), "info"),
+		SecureCookies:   getenv("PARLEY_SECURE_COOKIES") == "1" || getenv("PARLEY_SECURE_COOKIES") == "true",
 	}
 	if v := getenv("PARLEY_ASK_TIMEOUT"); v != "" {
 		d, err := parseSeconds(v)
@@ -66,6 +68,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	fs.StringVar(&c.ClaudeConfigDir, "claude-config-dir", c.ClaudeConfigDir, "CLAUDE_CONFIG_DIR to give the CLI (env CLAUDE_CONFIG_DIR); empty = one per project under the data directory")
 	fs.DurationVar(&c.AskTimeout, "ask-timeout", c.AskTimeout, "how long an ask_user question waits for an answer (env PARLEY_ASK_TIMEOUT, seconds)")
 	fs.BoolVar(&c.AskUser, "ask-user", c.AskUser, "offer Claude the ask_user tool (env PARLEY_ASK_USER=off disables)")
+	fs.BoolVar(&c.SecureCookies, "secure-cookies", c.SecureCookies, "mark cookies Secure even on plain HTTP, for a TLS proxy in front (env PARLEY_SECURE_COOKIES=1)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env PARLEY_LOG_LEVEL)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -105,7 +108,10 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 	if n, err := st.RecoverAfterRestart(ctx); err != nil {
 		return err
 	} else if n > 0 {
-		log.Info("closed asks left open by the previous run", "inputs", n)
+		log.Info("asks left open by the previous run stay open; answering one resumes its session", "inputs", n)
+	}
+	if err := firstAdminHint(ctx, st, c, log); err != nil {
+		return err
 	}
 	claude, err := findClaude(ctx, c, log)
 	if err != nil {
@@ -147,7 +153,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		Broker: broker, Log: log, RuntimeDir: runtimeDir,
 	})
 	srv, err := server.New(ctx, server.Config{DataDir: c.DataDir, ClaudeConfigDir: c.ClaudeConfigDir,
-		AskTimeout: c.AskTimeout, AskUserEnabled: c.AskUser,
+		AskTimeout: c.AskTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies,
 		RelayURL: "http://" + relayLn.Addr().String() + "/ask"},
 		server.Deps{Store: st, Supervisor: sup, Hub: hub, Broker: broker, Log: log})
 	if err != nil {

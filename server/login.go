@@ -1,0 +1,188 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"parley/store"
+	"parley/views"
+)
+
+const (
+	// sessionTTL is how long a sign-in lasts; the server refuses it after.
+	sessionTTL = 14 * 24 * time.Hour
+	// loginCookie carries the login form's CSRF token (double submit): the
+	// form has no sign-in to hold one yet.
+	loginCookie = "parley_login"
+	// Throttling: maxLoginFailures failed sign-ins of one email from one
+	// address within loginWindow lock that pair out for loginLock. Counted
+	// in Postgres, so every replica agrees and a restart forgets nothing.
+	maxLoginFailures = 5
+	loginWindow      = 15 * time.Minute
+	loginLock        = 15 * time.Minute
+)
+
+func (s *Server) handleLoginPage() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.viewer(r).signedIn() {
+			http.Redirect(w, r, localPath(r.URL.Query().Get("next")), http.StatusSeeOther)
+			return
+		}
+		s.renderLogin(w, r, http.StatusOK, views.LoginView{Next: r.URL.Query().Get("next")})
+	})
+}
+
+// renderLogin shows the login form with its form token: the one the
+// browser has, so that another tab or a stray request (a favicon sent to
+// the login page) does not invalidate a form already shown, else a new one.
+func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, status int, lv views.LoginView) {
+	lv.CSRF = randomToken()
+	if c, err := r.Cookie(loginCookie); err == nil && len(c.Value) == len(lv.CSRF) {
+		lv.CSRF = c.Value
+	}
+	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: lv.CSRF, Path: "/login", MaxAge: 3600,
+		HttpOnly: true, Secure: s.secure(r), SameSite: http.SameSiteStrictMode})
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	_ = views.LoginPage(lv).Render(r.Context(), w)
+}
+
+func (s *Server) handleLogin() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
+		if err := r.ParseForm(); err != nil {
+			s.fail(w, r, badRequest("The login form could not be read; reload the page and try again."))
+			return
+		}
+		c, err := r.Cookie(loginCookie)
+		if err != nil || !tokensEqual(r.PostFormValue(csrfField), c.Value) {
+			s.fail(w, r, errCSRF)
+			return
+		}
+		email := strings.TrimSpace(r.PostFormValue("email"))
+		lv := views.LoginView{Email: email, Next: r.PostFormValue("next")}
+		ip := clientIP(r)
+		until, err := s.st.LoginLockedUntil(r.Context(), email, ip)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if !until.IsZero() {
+			lv.Error = lockedMessage(until)
+			s.renderLogin(w, r, http.StatusTooManyRequests, lv)
+			return
+		}
+		u, err := s.checkLogin(r, email, r.PostFormValue("password"))
+		if errors.Is(err, errBadLogin) {
+			until, err := s.st.RecordLoginFailure(r.Context(), email, ip, maxLoginFailures, loginWindow, loginLock)
+			if err != nil {
+				s.fail(w, r, err)
+				return
+			}
+			status := http.StatusUnauthorized
+			lv.Error = "Wrong email or password."
+			if !until.IsZero() {
+				status, lv.Error = http.StatusTooManyRequests, lockedMessage(until)
+			}
+			s.renderLogin(w, r, status, lv)
+			return
+		}
+		if err == nil {
+			err = s.startSession(w, r, u, ip)
+		}
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		http.Redirect(w, r, localPath(lv.Next), http.StatusSeeOther)
+	})
+}
+
+var errBadLogin = errors.New("wrong email or password")
+
+// checkLogin returns the user whose email and password these are. An
+// unknown email costs the same bcrypt comparison as a wrong password, so
+// timing does not tell which emails have accounts.
+func (s *Server) checkLogin(r *http.Request, email, password string) (store.User, error) {
+	u, err := s.st.UserByEmail(r.Context(), email)
+	if errors.Is(err, store.ErrNotFound) {
+		passwordMatches(s.decoyHash(), password)
+		return store.User{}, errBadLogin
+	}
+	if err != nil {
+		return store.User{}, err
+	}
+	if !passwordMatches(u.PasswordHash, password) {
+		return store.User{}, errBadLogin
+	}
+	return u, nil
+}
+
+// startSession records a new sign-in and sets its cookie.
+func (s *Server) startSession(w http.ResponseWriter, r *http.Request, u store.User, ip string) error {
+	if err := s.st.ClearLoginFailures(r.Context(), u.Email, ip); err != nil {
+		return err
+	}
+	if err := s.st.SweepAuthSessions(r.Context()); err != nil {
+		return err
+	}
+	token := randomToken()
+	expires := time.Now().Add(sessionTTL)
+	ua := r.UserAgent()
+	if len(ua) > 256 {
+		ua = ua[:256]
+	}
+	if err := s.st.CreateAuthSession(r.Context(), u.ID, tokenHash(token), randomToken(), expires, ip, ua); err != nil {
+		return err
+	}
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: token, Path: "/", Expires: expires,
+		MaxAge: int(sessionTTL / time.Second), HttpOnly: true, Secure: s.secure(r), SameSite: http.SameSiteLaxMode})
+	http.SetCookie(w, &http.Cookie{Name: loginCookie, Value: "", Path: "/login", MaxAge: -1,
+		HttpOnly: true, Secure: s.secure(r), SameSite: http.SameSiteStrictMode})
+	return nil
+}
+
+func (s *Server) handleLogout() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.st.RevokeAuthSession(r.Context(), s.viewer(r).token); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: "", Path: "/", MaxAge: -1,
+			HttpOnly: true, Secure: s.secure(r), SameSite: http.SameSiteLaxMode})
+		http.Redirect(w, r, "/login", http.StatusSeeOther)
+	})
+}
+
+// secure reports whether cookies get the Secure flag: when the request
+// came over TLS, or the server is configured as served over HTTPS (behind
+// a proxy that terminates TLS).
+func (s *Server) secure(r *http.Request) bool { return r.TLS != nil || s.cfg.SecureCookies }
+
+// clientIP is the address the request came from. X-Forwarded-For is not
+// trusted: anyone can send it.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// localPath keeps a redirect target on this site: a path, never another
+// host ("//evil", "/\evil").
+func localPath(p string) string {
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") || strings.ContainsAny(p, "\r\n") {
+		return "/"
+	}
+	return p
+}
+
+func lockedMessage(until time.Time) string {
+	mins := int(time.Until(until).Round(time.Minute) / time.Minute)
+	return fmt.Sprintf("Too many failed sign-ins for this email from your address: try again in %d minutes, or ask an admin to reset your password.", max(mins, 1))
+}

@@ -1,0 +1,29 @@
+package server
+
+import (
+	"context"
+	"errors"
+
+	"parley/store"
+)
+
+// retry sends the session's last prompt again, after a turn that failed
+// (an API error the CLI gave up on, a turn limit).
+func (c *wsConn) retry(ctx context.Context) error {
+	sess, v, err := c.s.authorizeSession(ctx, c.r, c.sess.ID, actPrompt)
+	if err != nil {
+		return err
+	}
+	text, err := c.s.st.LastPrompt(ctx, sess.ID)
+	if errors.Is(err, store.ErrNotFound) {
+		return badRequest("There is no earlier message to send again.")
+	}
+	if err != nil {
+		return err
+	}
+	o, err := c.s.runOptions(ctx, sess)
+	if err != nil {
+		return err
+	}
+	return c.s.sup.Prompt(ctx, o, text, v.Name)
+}
