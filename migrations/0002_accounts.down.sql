@@ -8,6 +8,7 @@ ALTER TABLE projects
     DROP COLUMN IF EXISTS max_turns,
     DROP COLUMN IF EXISTS ask_user_enabled,
     DROP COLUMN IF EXISTS ask_timeout_seconds,
+    DROP COLUMN IF EXISTS permission_timeout_seconds,
     DROP COLUMN IF EXISTS instructions,
     DROP COLUMN IF EXISTS archived_at,
     DROP COLUMN IF EXISTS updated_at;

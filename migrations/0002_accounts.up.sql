@@ -63,6 +63,9 @@ ALTER TABLE projects
     -- 0 = the server-wide default.
     ADD COLUMN ask_timeout_seconds  integer NOT NULL DEFAULT 0
         CHECK (ask_timeout_seconds = 0 OR ask_timeout_seconds BETWEEN 30 AND 900),
+    -- Permission, plan and AskUserQuestion asks: 0 = wait without a deadline.
+    ADD COLUMN permission_timeout_seconds integer NOT NULL DEFAULT 0
+        CHECK (permission_timeout_seconds >= 0),
     ADD COLUMN instructions         text NOT NULL DEFAULT '',
     ADD COLUMN archived_at          timestamptz,
     ADD COLUMN updated_at           timestamptz NOT NULL DEFAULT now();

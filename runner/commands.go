@@ -22,11 +22,13 @@ func (c turnCmd) run(ctx context.Context, r *Run) error {
 
 // turn records and writes one user turn.
 func (r *Run) turn(ctx context.Context, text, by string) error {
-	r.recordJSON(ctx, TypePrompt, map[string]any{"text": text, "by": by, "queued": r.busy})
+	r.recordJSON(ctx, TypePrompt, map[string]any{"text": text, "by": by, "queued": r.turns > 0})
 	err := r.write(ctx, map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": text}})
-	if err == nil && !r.busy {
-		r.busy = true
-		r.changeSession(ctx, SessionChange{Status: r.status()})
+	if err == nil {
+		r.turns++
+		if r.turns == 1 {
+			r.changeSession(ctx, SessionChange{Status: r.status()})
+		}
 	}
 	return err
 }

@@ -60,7 +60,10 @@ func (r *Run) handleResult(ctx context.Context, raw json.RawMessage) {
 		cost = res.TotalCostUSD
 	}
 	r.lastCost = res.TotalCostUSD
-	r.busy = false
+	// One result ends one turn; a turn queued behind it starts now.
+	if r.turns > 0 {
+		r.turns--
+	}
 	r.changeSession(ctx, SessionChange{Status: r.status(), CostUSD: cost, Turns: res.NumTurns})
 }
 
@@ -69,7 +72,7 @@ func (r *Run) status() string {
 	switch {
 	case len(r.pending) > 0:
 		return "waiting"
-	case r.busy:
+	case r.turns > 0:
 		return "running"
 	default:
 		return "idle"

@@ -33,12 +33,14 @@ type Run struct {
 	cancel      context.CancelFunc
 	finished    chan struct{} // closed when every goroutine of the run has ended
 	onEnd       func()        // called by the loop once the run has ended
+	idleTimeout time.Duration // end the process after this long with nothing to do; 0 = never
+	idle        *time.Timer   // owned by the loop
 
 	// Owned by the loop goroutine.
 	seq       int64
 	pending   map[string]pendingAsk
 	plans     map[string]string // ExitPlanMode tool_use id → the model's plan argument
-	busy      bool              // a turn is in progress
+	turns     int               // turns written and not yet ended by a result
 	nextReq   int               // numbers Parley's own control requests
 	lastCost  float64           // the CLI's running total_cost_usd in this process
 	started   bool              // the CLI has created the session: resume next time
@@ -95,10 +97,12 @@ func (r *Run) loop(ctx context.Context) {
 				continue
 			}
 			r.handleLine(ctx, l)
+			r.armIdle()
 		case c := <-r.cmds:
 			if err := c.run(ctx, r); err != nil {
 				r.log.Debug("command failed", "err", err)
 			}
+			r.armIdle()
 		case x := <-r.exited:
 			r.finish(x)
 			return
@@ -196,4 +200,33 @@ func (r *Run) reader(ctx context.Context) {
 	// Nothing of the run may outlive it: kill any stragglers in its group.
 	_ = syscall.Kill(-r.proc.cmd.Process.Pid, syscall.SIGKILL)
 	r.exited <- exitInfo{code: code, reason: reason} // buffered: never blocks
+}
+
+// armIdle starts the idle clock when the run has nothing to do (no turn,
+// no open ask) and stops it otherwise. It is a deadline, not a poll: the
+// timer fires once and the loop decides.
+func (r *Run) armIdle() {
+	if r.idleTimeout <= 0 {
+		return
+	}
+	if r.idle != nil {
+		r.idle.Stop()
+	}
+	if r.turns > 0 || len(r.pending) > 0 {
+		return
+	}
+	r.idle = time.AfterFunc(r.idleTimeout, func() { r.post(idleCmd{}) })
+}
+
+// idleCmd ends a process that has had nothing to do for idleTimeout; the
+// session's next message resumes it with --resume.
+type idleCmd struct{}
+
+func (idleCmd) run(ctx context.Context, r *Run) error {
+	if r.turns > 0 || len(r.pending) > 0 {
+		return nil // work arrived after the timer fired
+	}
+	r.log.Info("ending idle claude process", "idle_for", r.idleTimeout)
+	r.cancel()
+	return nil
 }

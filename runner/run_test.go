@@ -72,6 +72,9 @@ func waitType(t *testing.T, c chanPublisher, typ string) Event {
 	for {
 		select {
 		case e := <-c:
+			if os.Getenv("PARLEY_TEST_TRACE") != "" {
+				t.Logf("event %d %s %.300s", e.Seq, e.Type, e.Payload)
+			}
 			if e.Type == typ {
 				return e
 			}
@@ -169,5 +172,34 @@ func TestRunRecordsBadAndHugeOutput(t *testing.T) {
 	}
 	if _, ok := sup.Live("s1"); !ok {
 		t.Error("the run ended after bad output")
+	}
+}
+
+func TestRunEndsWhenIdleAndResumes(t *testing.T) {
+	fake := fakeapi.Serve(t, fakeapi.Scenario{{Text: "first"}, {Text: "second"}})
+	sup, _, pub := newTestSupervisor(t, fakeapi.ClaudeBin(t), fake.Env(t.TempDir()))
+	o := testOptions(t, "")
+	o.IdleTimeout = 300 * time.Millisecond
+	if err := sup.Prompt(t.Context(), o, "one", "you"); err != nil {
+		t.Fatal(err)
+	}
+	waitType(t, pub, "result")
+	ended := waitType(t, pub, TypeRunEnded)
+	if !strings.Contains(string(ended.Payload), "stopped by Parley") {
+		t.Errorf("run_ended = %s; want it stopped by Parley", ended.Payload)
+	}
+	if _, ok := sup.Live("s1"); ok {
+		t.Fatal("the idle run is still live")
+	}
+	o.Resume, o.LastSeq = true, ended.Seq
+	if err := sup.Prompt(t.Context(), o, "two", "you"); err != nil {
+		t.Fatal(err)
+	}
+	res := waitType(t, pub, "result")
+	if !strings.Contains(string(res.Payload), `"result":"second"`) && !strings.Contains(string(res.Payload), `"result": "second"`) {
+		t.Errorf("resumed turn result = %s", res.Payload)
+	}
+	if got := fake.Requests()[1].Messages; len(got) < 3 {
+		t.Errorf("the resumed turn sent %d messages; want the first turn's history too", len(got))
 	}
 }

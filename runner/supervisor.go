@@ -53,7 +53,10 @@ type Options struct {
 	// PermissionTimeout is how long permission, plan and AskUserQuestion
 	// asks wait before they are denied; 0 = no deadline.
 	PermissionTimeout time.Duration
-	LastSeq           int64 // the session log's last seq
+	// IdleTimeout ends the process after this long without a turn or an
+	// open ask; the next message resumes the session. 0 = never.
+	IdleTimeout time.Duration
+	LastSeq     int64 // the session log's last seq
 }
 
 // Live returns the session's live run, if there is one.
@@ -152,7 +155,7 @@ func (s *Supervisor) ensure(o Options) (*Run, error) {
 func (s *Supervisor) start(o Options) (*Run, error) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	r := &Run{spec: o.Spec, journal: s.journal, pub: s.pub, broker: s.broker,
-		askTimeout: o.AskTimeout, permTimeout: o.PermissionTimeout, seq: o.LastSeq, started: o.Resume,
+		askTimeout: o.AskTimeout, permTimeout: o.PermissionTimeout, idleTimeout: o.IdleTimeout, seq: o.LastSeq, started: o.Resume,
 		cmds: make(chan command), lines: make(chan Line), writes: make(chan []byte, 64),
 		exited: make(chan exitInfo, 1), done: make(chan struct{}), finished: make(chan struct{}),
 		cancel: cancel, pending: map[string]pendingAsk{}, plans: map[string]string{}}

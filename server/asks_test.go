@@ -162,7 +162,15 @@ func TestPermissionAllowAlways(t *testing.T) {
 
 func TestPermissionTimesOut(t *testing.T) {
 	e := newEnv(t, fakeapi.Scenario{bashStep("touch x"), {Text: "ok"}}, envOptions{quiet: true})
-	e.srv.cfg.PermissionTimeout = 2 * time.Second
+	// The settings page takes 30 s and up; the store takes what a test needs.
+	p, err := e.st.GetProject(t.Context(), e.project.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.PermissionTimeoutSeconds = 2
+	if err := e.st.UpdateProjectSettings(t.Context(), p.ID, p.ProjectSettings, p.Workspace); err != nil {
+		t.Fatal(err)
+	}
 	s := e.newSession()
 	w := e.dial(s.ID, 0)
 	w.prompt("make x")

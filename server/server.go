@@ -22,9 +22,12 @@ type Config struct {
 	// asks wait before they are denied; 0 = no deadline. Until projects
 	// carry their own ask settings it applies to every project.
 	PermissionTimeout time.Duration
-	AskUserEnabled    bool   // server-wide switch for the ask_user tool
-	RelayURL          string // loopback URL the ask relay listens on
-	SecureCookies     bool   // set Secure on cookies even without TLS here (a TLS proxy in front)
+	// IdleTimeout ends a session's process after this long with nothing to
+	// do; the next message resumes it. 0 = never.
+	IdleTimeout    time.Duration
+	AskUserEnabled bool   // server-wide switch for the ask_user tool
+	RelayURL       string // loopback URL the ask relay listens on
+	SecureCookies  bool   // set Secure on cookies even without TLS here (a TLS proxy in front)
 }
 
 // Server holds what the handlers need.
@@ -96,7 +99,10 @@ func (s *Server) runOptions(ctx context.Context, sess store.Session) (runner.Opt
 	o := runner.Options{
 		Spec: runner.Spec{SessionID: sess.ID, ProjectID: sess.ProjectID, ClaudeSessionID: sess.ClaudeSessionID, Resume: sess.ClaudeStarted,
 			Workspace: workspace, ConfigDir: ConfigDir(s.cfg.DataDir, p.ID), ExtraArgs: claudeArgs(p.ProjectSettings, ask)},
-		AskTimeout: s.cfg.AskTimeout, PermissionTimeout: s.cfg.PermissionTimeout, LastSeq: last,
+		AskTimeout: s.cfg.AskTimeout, PermissionTimeout: s.cfg.PermissionTimeout, IdleTimeout: s.cfg.IdleTimeout, LastSeq: last,
+	}
+	if p.PermissionTimeoutSeconds > 0 {
+		o.PermissionTimeout = time.Duration(p.PermissionTimeoutSeconds) * time.Second
 	}
 	if p.AskTimeoutSeconds > 0 {
 		o.AskTimeout = time.Duration(p.AskTimeoutSeconds) * time.Second

@@ -16,13 +16,14 @@ import (
 
 // Bounds of the settings a project owner types.
 const (
-	maxSystemPrompt  = 16 << 10
-	maxInstructions  = 64 << 10
-	maxToolRules     = 100
-	maxToolRule      = 200
-	maxMaxTurns      = 1000
-	minAskTimeoutSec = 30
-	maxAskTimeoutSec = 900
+	maxSystemPrompt   = 16 << 10
+	maxInstructions   = 64 << 10
+	maxToolRules      = 100
+	maxToolRule       = 200
+	maxMaxTurns       = 1000
+	minAskTimeoutSec  = 30
+	maxAskTimeoutSec  = 900
+	maxPermTimeoutSec = 86400
 )
 
 var (
@@ -60,7 +61,8 @@ func (s *Server) handleSettingsSave() http.Handler {
 			AllowedTools: r.PostFormValue("allowed_tools"), DisallowedTools: r.PostFormValue("disallowed_tools"),
 			AppendSystemPrompt: r.PostFormValue("append_system_prompt"), Instructions: r.PostFormValue("instructions"),
 			MaxTurns: strings.TrimSpace(r.PostFormValue("max_turns")), AskTimeout: strings.TrimSpace(r.PostFormValue("ask_timeout")),
-			AskUserEnabled: r.PostFormValue("ask_user_enabled") != "", Workspace: strings.TrimSpace(r.PostFormValue("workspace")),
+			PermissionTimeout: strings.TrimSpace(r.PostFormValue("permission_timeout")),
+			AskUserEnabled:    r.PostFormValue("ask_user_enabled") != "", Workspace: strings.TrimSpace(r.PostFormValue("workspace")),
 		}
 		c, errs := parseSettings(f)
 		workspace := p.Workspace
@@ -127,6 +129,13 @@ func parseSettings(f views.SettingsForm) (store.ProjectSettings, map[string]stri
 		}
 		c.AskTimeoutSeconds = n
 	}
+	if f.PermissionTimeout != "" {
+		n, err := strconv.Atoi(f.PermissionTimeout)
+		if err != nil || n < minAskTimeoutSec || n > maxPermTimeoutSec {
+			errs["permission_timeout"] = "A whole number of seconds from 30 to 86400, or empty to wait without a deadline."
+		}
+		c.PermissionTimeoutSeconds = n
+	}
 	return c, errs
 }
 
@@ -186,6 +195,9 @@ func formOf(p store.Project) views.SettingsForm {
 		AskUserEnabled: p.AskUserEnabled, Workspace: p.Workspace}
 	if p.MaxTurns > 0 {
 		f.MaxTurns = strconv.Itoa(p.MaxTurns)
+	}
+	if p.PermissionTimeoutSeconds > 0 {
+		f.PermissionTimeout = strconv.Itoa(p.PermissionTimeoutSeconds)
 	}
 	if p.AskTimeoutSeconds > 0 {
 		f.AskTimeout = strconv.Itoa(p.AskTimeoutSeconds)

@@ -117,18 +117,19 @@ func TestRunOptionsFromProject(t *testing.T) {
 		serverAsk     bool
 		projectAsk    bool
 		timeout       int
+		permTimeout   int
 		wantRelay     bool
 		wantAskExpiry time.Duration
 	}{
-		{"ask on", true, true, 0, true, 300 * time.Second},
-		{"project timeout", true, true, 45, true, 45 * time.Second},
-		{"project ask off", true, false, 0, false, 300 * time.Second},
-		{"server ask off", false, true, 0, false, 300 * time.Second},
+		{"ask on", true, true, 0, 0, true, 300 * time.Second},
+		{"project timeout", true, true, 45, 600, true, 45 * time.Second},
+		{"project ask off", true, false, 0, 0, false, 300 * time.Second},
+		{"server ask off", false, true, 0, 0, false, 300 * time.Second},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, fakeapi.Scenario{}, envOptions{quiet: true, askUserOff: !tt.serverAsk})
 			c := store.ProjectSettings{Model: "sonnet", PermissionMode: "acceptEdits", AskUserEnabled: tt.projectAsk,
-				AskTimeoutSeconds: tt.timeout, MaxTurns: 3}
+				AskTimeoutSeconds: tt.timeout, PermissionTimeoutSeconds: tt.permTimeout, MaxTurns: 3}
 			if err := e.st.UpdateProjectSettings(t.Context(), e.project.ID, c, ""); err != nil {
 				t.Fatal(err)
 			}
@@ -138,6 +139,9 @@ func TestRunOptionsFromProject(t *testing.T) {
 			}
 			if (o.RelayURL != "") != tt.wantRelay || o.AskTimeout != tt.wantAskExpiry {
 				t.Errorf("relay %q, ask timeout %v; want relay %v, %v", o.RelayURL, o.AskTimeout, tt.wantRelay, tt.wantAskExpiry)
+			}
+			if want := time.Duration(tt.permTimeout) * time.Second; o.PermissionTimeout != want {
+				t.Errorf("permission timeout %v, want %v (0 = no deadline)", o.PermissionTimeout, want)
 			}
 			if want := []string{"--model", "sonnet", "--permission-mode", "acceptEdits", "--max-turns", "3"}; !cmp.Equal(o.ExtraArgs, want) {
 				t.Errorf("extra args %q, want %q", o.ExtraArgs, want)
@@ -161,13 +165,14 @@ func TestParseSettings(t *testing.T) {
 		t.Errorf("parsed %+v", c)
 	}
 	for field, f := range map[string]views.SettingsForm{
-		"model":            {Model: "--dangerously-skip-permissions", PermissionMode: "default"},
-		"permission_mode":  {PermissionMode: "yolo"},
-		"allowed_tools":    {PermissionMode: "default", AllowedTools: "Read\n--model=x"},
-		"disallowed_tools": {PermissionMode: "default", DisallowedTools: "Bash(rm (nested))"},
-		"max_turns":        {PermissionMode: "default", MaxTurns: "-1"},
-		"ask_timeout":      {PermissionMode: "default", AskTimeout: "29"},
-		"instructions":     {PermissionMode: "default", Instructions: strings.Repeat("x", maxInstructions+1)},
+		"model":              {Model: "--dangerously-skip-permissions", PermissionMode: "default"},
+		"permission_mode":    {PermissionMode: "yolo"},
+		"allowed_tools":      {PermissionMode: "default", AllowedTools: "Read\n--model=x"},
+		"disallowed_tools":   {PermissionMode: "default", DisallowedTools: "Bash(rm (nested))"},
+		"max_turns":          {PermissionMode: "default", MaxTurns: "-1"},
+		"ask_timeout":        {PermissionMode: "default", AskTimeout: "29"},
+		"permission_timeout": {PermissionMode: "default", PermissionTimeout: "86401"},
+		"instructions":       {PermissionMode: "default", Instructions: strings.Repeat("x", maxInstructions+1)},
 	} {
 		if _, errs := parseSettings(f); errs[field] == "" || len(errs) != 1 {
 			t.Errorf("%s: errors %v, want one for the field", field, errs)
@@ -184,12 +189,12 @@ func TestSettingsPage(t *testing.T) {
 	admin := e.addUser("admin@example.com", "Ada", true)
 	path := "/projects/" + strconv.FormatInt(e.project.ID, 10) + "/settings"
 	form := url.Values{"model": {"opus"}, "permission_mode": {"plan"}, "allowed_tools": {"Read"},
-		"instructions": {"Answer in French."}, "ask_user_enabled": {"1"}, "ask_timeout": {"60"}, "workspace": {"/"}}
+		"instructions": {"Answer in French."}, "ask_user_enabled": {"1"}, "ask_timeout": {"60"}, "permission_timeout": {"120"}, "workspace": {"/"}}
 	if resp := e.postAs(owner, path, form); resp.StatusCode != 303 {
 		t.Fatalf("save: %d", resp.StatusCode)
 	}
 	p, _ := e.st.GetProject(t.Context(), e.project.ID)
-	if p.Model != "opus" || p.PermissionMode != "plan" || p.AskTimeoutSeconds != 60 || p.Workspace != "" {
+	if p.Model != "opus" || p.PermissionMode != "plan" || p.AskTimeoutSeconds != 60 || p.PermissionTimeoutSeconds != 120 || p.Workspace != "" {
 		t.Errorf("saved %+v (an owner's workspace field is ignored)", p)
 	}
 	md, _ := os.ReadFile(filepath.Join(WorkspaceDir(e.dataDir, p), "CLAUDE.md"))

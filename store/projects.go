@@ -18,7 +18,10 @@ type ProjectSettings struct {
 	MaxTurns           int      `db:"max_turns"`           // 0 = no limit
 	AskUserEnabled     bool     `db:"ask_user_enabled"`    // offer the ask_user tool
 	AskTimeoutSeconds  int      `db:"ask_timeout_seconds"` // 0 = the server-wide default
-	Instructions       string   `db:"instructions"`        // the workspace's CLAUDE.md
+	// PermissionTimeoutSeconds bounds permission, plan and AskUserQuestion
+	// asks; 0 = they wait without a deadline.
+	PermissionTimeoutSeconds int    `db:"permission_timeout_seconds"`
+	Instructions             string `db:"instructions"` // the workspace's CLAUDE.md
 }
 
 // ProjectWithRole is a project as one user sees it in a list.
@@ -117,10 +120,10 @@ func (s *Store) UpdateProjectSettings(ctx context.Context, id int64, c ProjectSe
 	return s.updateProject(ctx, "update settings", id, `
 		UPDATE projects SET model = $2, permission_mode = $3, allowed_tools = $4, disallowed_tools = $5,
 			append_system_prompt = $6, max_turns = $7, ask_user_enabled = $8, ask_timeout_seconds = $9,
-			instructions = $10, workspace = $11, updated_at = now()
+			instructions = $10, workspace = $11, permission_timeout_seconds = $12, updated_at = now()
 		WHERE id = $1`,
 		c.Model, c.PermissionMode, nonNil(c.AllowedTools), nonNil(c.DisallowedTools), c.AppendSystemPrompt,
-		c.MaxTurns, c.AskUserEnabled, c.AskTimeoutSeconds, c.Instructions, workspace)
+		c.MaxTurns, c.AskUserEnabled, c.AskTimeoutSeconds, c.Instructions, workspace, c.PermissionTimeoutSeconds)
 }
 
 // CreateSessionBy creates an idle session started by a user; by is the

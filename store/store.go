@@ -111,7 +111,7 @@ type Project struct {
 }
 
 const projectColumns = `id, name, workspace, model, permission_mode, allowed_tools, disallowed_tools,
-	append_system_prompt, max_turns, ask_user_enabled, ask_timeout_seconds, instructions,
+	append_system_prompt, max_turns, ask_user_enabled, ask_timeout_seconds, permission_timeout_seconds, instructions,
 	archived_at, created_at, updated_at`
 
 // EnsureDefaultProject returns the lowest-id project, creating one with name and workspace if

@@ -32,6 +32,7 @@ type config struct {
 	DataDir         string
 	ClaudeConfigDir string
 	AskTimeout      time.Duration
+	IdleTimeout     time.Duration
 	AskUser         bool
 	SecureCookies   bool
 	LogLevel        string
@@ -47,6 +48,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		DataDir:         orDefault(getenv("PARLEY_DATA_DIR"), defaultDataDir(getenv)),
 		ClaudeConfigDir: getenv("CLAUDE_CONFIG_DIR"),
 		AskTimeout:      300 * time.Second,
+		IdleTimeout:     30 * time.Minute,
 		AskUser:         getenv("PARLEY_ASK_USER") != "off" && getenv("PARLEY_ASK_USER") != "false",
 		LogLevel:        orDefault(getenv("PARLEY_LOG_LEVEL"), "info"),
 		SecureCookies:   getenv("PARLEY_SECURE_COOKIES") == "1" || getenv("PARLEY_SECURE_COOKIES") == "true",
@@ -58,6 +60,13 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		}
 		c.AskTimeout = d
 	}
+	if v := getenv("PARLEY_IDLE_TIMEOUT"); v != "" {
+		d, err := parseSeconds(v)
+		if err != nil {
+			return c, fmt.Errorf("PARLEY_IDLE_TIMEOUT: %w", err)
+		}
+		c.IdleTimeout = d
+	}
 	fs := flag.NewFlagSet("parley "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "PostgreSQL URL (env DATABASE_URL); empty = a private PostgreSQL under the data directory")
@@ -66,6 +75,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	fs.StringVar(&c.ClaudeBin, "claude", c.ClaudeBin, "path of the claude binary (env PARLEY_CLAUDE_BIN); empty = claude on PATH, else the pinned version is installed")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for workspaces, CLI state and the private database (env PARLEY_DATA_DIR)")
 	fs.StringVar(&c.ClaudeConfigDir, "claude-config-dir", c.ClaudeConfigDir, "CLAUDE_CONFIG_DIR to give the CLI (env CLAUDE_CONFIG_DIR); empty = one per project under the data directory")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "end a session's claude process after this long with nothing to do; the next message resumes it (env PARLEY_IDLE_TIMEOUT, seconds; 0 = never)")
 	fs.DurationVar(&c.AskTimeout, "ask-timeout", c.AskTimeout, "how long an ask_user question waits for an answer (env PARLEY_ASK_TIMEOUT, seconds)")
 	fs.BoolVar(&c.AskUser, "ask-user", c.AskUser, "offer Claude the ask_user tool (env PARLEY_ASK_USER=off disables)")
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", c.SecureCookies, "mark cookies Secure even on plain HTTP, for a TLS proxy in front (env PARLEY_SECURE_COOKIES=1)")
@@ -153,7 +163,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		Broker: broker, Log: log, RuntimeDir: runtimeDir,
 	})
 	srv, err := server.New(ctx, server.Config{DataDir: c.DataDir, ClaudeConfigDir: c.ClaudeConfigDir,
-		AskTimeout: c.AskTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies,
+		AskTimeout: c.AskTimeout, IdleTimeout: c.IdleTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies,
 		RelayURL: "http://" + relayLn.Addr().String() + "/ask"},
 		server.Deps{Store: st, Supervisor: sup, Hub: hub, Broker: broker, Log: log})
 	if err != nil {
