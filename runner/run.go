@@ -88,6 +88,10 @@ func (r *Run) Done() <-chan struct{} { return r.done }
 // and the process's stdin queue. Everything arrives here as a channel receive.
 func (r *Run) loop(ctx context.Context) {
 	defer close(r.done)
+	// What the loop writes to Postgres must not be cut off by the run's own
+	// cancellation: an insert cancelled mid-flight may still commit, and the
+	// loop's seq would then disagree with the log.
+	work := context.WithoutCancel(ctx)
 	lines := r.lines
 	for {
 		select {
@@ -96,10 +100,10 @@ func (r *Run) loop(ctx context.Context) {
 				lines = nil // stdout is at EOF; the exit comes next
 				continue
 			}
-			r.handleLine(ctx, l)
+			r.handleLine(work, l)
 			r.armIdle()
 		case c := <-r.cmds:
-			if err := c.run(ctx, r); err != nil {
+			if err := c.run(work, r); err != nil {
 				r.log.Debug("command failed", "err", err)
 			}
 			r.armIdle()
@@ -125,6 +129,9 @@ func (r *Run) loop(ctx context.Context) {
 // order: what browsers see is what the database holds.
 func (r *Run) record(ctx context.Context, typ string, payload []byte) error {
 	e := r.event(typ, payload)
+	// Bounded, so a database outage stalls the run for a while, not forever.
+	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	defer cancel()
 	if err := r.journal.Append(ctx, e); err != nil {
 		return fmt.Errorf("append %s event %d: %w", typ, e.Seq, err)
 	}
@@ -132,6 +139,9 @@ func (r *Run) record(ctx context.Context, typ string, payload []byte) error {
 	r.pub.Publish(e)
 	return nil
 }
+
+// writeTimeout bounds one write of the event log.
+const writeTimeout = 15 * time.Second
 
 // recordJSON is record for a value Parley builds itself.
 func (r *Run) recordJSON(ctx context.Context, typ string, v any) {
