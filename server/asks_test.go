@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
-
 	"parley/askuser"
 	"parley/runner"
 	"parley/runner/fakeapi"
@@ -445,30 +443,11 @@ func TestInboxListsAndClearsAsks(t *testing.T) {
 	w.waitFor(30*time.Second, "You answered: Green")
 }
 
-// dialPath opens a WebSocket to path on the web server.
+// dialPath opens a WebSocket to path on the web server as the test's member.
 func (e *env) dialPath(path string) *ws {
 	e.t.Helper()
-	url := "ws" + strings.TrimPrefix(e.web.URL, "http") + path
-	conn, _, err := websocket.DefaultDialer.Dial(url, e.wsHeader())
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	w := &ws{t: e.t, conn: conn, frames: make(chan string, 4096)}
-	go func() {
-		defer close(w.frames)
-		for {
-			_, b, err := conn.ReadMessage()
-			if err != nil {
-				return
-			}
-			w.frames <- string(b)
-		}
-	}()
-	e.t.Cleanup(func() { conn.Close() })
-	return w
+	return e.dialPathAs(e.user, path)
 }
-
-func (e *env) wsHeader() http.Header { return e.header(e.user) }
 
 // runnerLike builds a supervisor wired as newEnv wires one.
 func runnerLike(e *env, old *Server) *runner.Supervisor {

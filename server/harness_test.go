@@ -160,7 +160,16 @@ func (e *env) dial(sessionID string, after int64) *ws {
 // dialAs opens a session's WebSocket as u (nil: signed out) and says hello.
 func (e *env) dialAs(u *testUser, sessionID string, after int64) *ws {
 	e.t.Helper()
-	url := "ws" + strings.TrimPrefix(e.web.URL, "http") + "/sessions/" + sessionID + "/ws"
+	w := e.dialPathAs(u, "/sessions/"+sessionID+"/ws")
+	w.send(map[string]any{"action": "hello", "after": after})
+	return w
+}
+
+// dialPathAs opens a WebSocket to path on the web server as u and reads its
+// frames into w.frames.
+func (e *env) dialPathAs(u *testUser, path string) *ws {
+	e.t.Helper()
+	url := "ws" + strings.TrimPrefix(e.web.URL, "http") + path
 	conn, resp, err := websocket.DefaultDialer.Dial(url, e.header(u))
 	if err != nil {
 		status := 0
@@ -181,7 +190,6 @@ func (e *env) dialAs(u *testUser, sessionID string, after int64) *ws {
 		}
 	}()
 	e.t.Cleanup(func() { conn.Close() })
-	w.send(map[string]any{"action": "hello", "after": after})
 	return w
 }
 
