@@ -11,19 +11,37 @@ import (
 // the CLI and runs after it.
 type turnCmd struct {
 	text, by string
+	resend   bool // already in the log: a turn a failed resume lost
 	reply    chan error
 }
 
 func (c turnCmd) run(ctx context.Context, r *Run) error {
-	err := r.turn(ctx, c.text, c.by)
+	var err error
+	if c.resend {
+		err = r.writeTurn(ctx, sentTurn{text: c.text, by: c.by})
+	} else {
+		err = r.turn(ctx, c.text, c.by)
+	}
 	c.reply <- err
 	return err
 }
 
+// sentTurn is a turn written to a resumed process before it showed that it
+// found its conversation; a failed resume sends it again to a fresh one.
+type sentTurn struct{ text, by string }
+
 // turn records and writes one user turn.
 func (r *Run) turn(ctx context.Context, text, by string) error {
 	r.recordJSON(ctx, TypePrompt, map[string]any{"text": text, "by": by, "queued": r.turns > 0})
-	err := r.write(ctx, map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": text}})
+	return r.writeTurn(ctx, sentTurn{text: text, by: by})
+}
+
+// writeTurn writes a user turn to stdin.
+func (r *Run) writeTurn(ctx context.Context, t sentTurn) error {
+	if !r.initSeen {
+		r.unconfirmed = append(r.unconfirmed, t)
+	}
+	err := r.write(ctx, map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": t.text}})
 	if err == nil {
 		r.turns++
 		if r.turns == 1 {

@@ -67,6 +67,9 @@ type SessionChange struct {
 	ClaudeStarted bool    // the CLI now knows the session id: resume next time
 	CostUSD       float64 // added to the total
 	Turns         int     // added to the total
+	// NewClaudeSessionID replaces the CLI's session id (and clears
+	// ClaudeStarted) when a conversation could not be resumed.
+	NewClaudeSessionID string
 }
 
 // Publisher hands persisted events to whoever shows them. It must not block.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"parley/askuser"
 )
@@ -32,6 +34,9 @@ func (r *Run) handleLine(ctx context.Context, l Line) {
 	}
 	switch l.Type {
 	case "system":
+		if l.Subtype == "init" {
+			r.initSeen, r.unconfirmed = true, nil
+		}
 		if l.Subtype == "init" && !r.started {
 			r.started = true
 			r.changeSession(ctx, SessionChange{ClaudeStarted: true})
@@ -49,11 +54,22 @@ func (r *Run) handleLine(ctx context.Context, l Line) {
 // total_cost_usd is its running total for this process.
 func (r *Run) handleResult(ctx context.Context, raw json.RawMessage) {
 	var res struct {
-		TotalCostUSD float64 `json:"total_cost_usd"`
-		NumTurns     int     `json:"num_turns"`
+		TotalCostUSD float64  `json:"total_cost_usd"`
+		NumTurns     int      `json:"num_turns"`
+		IsError      bool     `json:"is_error"`
+		Errors       []string `json:"errors"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
 		r.log.Warn("decode result", "err", err)
+	}
+	// --resume of a conversation the CLI never saved (it was killed before
+	// writing its transcript) fails with "No conversation found" and exits:
+	// the supervisor then starts a fresh conversation and sends the lost
+	// turns again, so an answer still reaches Claude.
+	if r.spec.Resume && !r.initSeen && res.IsError && slices.ContainsFunc(res.Errors, func(e string) bool {
+		return strings.Contains(e, "No conversation found")
+	}) {
+		r.resumeFailed = true
 	}
 	cost := res.TotalCostUSD - r.lastCost
 	if cost < 0 {

@@ -37,14 +37,19 @@ type Run struct {
 	idle        *time.Timer   // owned by the loop
 
 	// Owned by the loop goroutine.
-	seq       int64
-	pending   map[string]pendingAsk
-	plans     map[string]string // ExitPlanMode tool_use id → the model's plan argument
-	turns     int               // turns written and not yet ended by a result
-	nextReq   int               // numbers Parley's own control requests
-	lastCost  float64           // the CLI's running total_cost_usd in this process
-	started   bool              // the CLI has created the session: resume next time
-	configDir string
+	seq      int64
+	pending  map[string]pendingAsk
+	plans    map[string]string // ExitPlanMode tool_use id → the model's plan argument
+	turns    int               // turns written and not yet ended by a result
+	initSeen bool              // the CLI printed system/init: its conversation is loaded
+	// unconfirmed are the turns written before system/init; resumeFailed
+	// says the CLI could not load the conversation to --resume.
+	unconfirmed  []sentTurn
+	resumeFailed bool
+	nextReq      int     // numbers Parley's own control requests
+	lastCost     float64 // the CLI's running total_cost_usd in this process
+	started      bool    // the CLI has created the session: resume next time
+	configDir    string
 }
 
 type exitInfo struct {

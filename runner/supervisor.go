@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"parley/askuser"
+
+	"github.com/google/uuid"
 )
 
 // Supervisor owns every live run, one per session.
@@ -202,6 +204,11 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 			delete(s.runs, o.SessionID)
 		}
 		s.mu.Unlock()
+		if r.resumeFailed && len(r.unconfirmed) > 0 {
+			o.LastSeq = r.seq
+			s.wg.Add(1)
+			go func() { defer s.wg.Done(); s.startFresh(o, r.unconfirmed) }()
+		}
 	}
 	var wg sync.WaitGroup
 	wg.Add(3)
@@ -276,4 +283,38 @@ func (r *Run) finish(x exitInfo) {
 	r.changeSession(ctx, SessionChange{Status: status})
 	r.log.Info("claude ended", "exit_code", x.code, "reason", x.reason)
 	r.onEnd()
+}
+
+// startFresh replaces a conversation the CLI could not resume with a new
+// one and sends it the turns the failed resume lost.
+func (s *Supervisor) startFresh(o Options, turns []sentTurn) {
+	ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
+	defer cancel()
+	log := s.log.With("session_id", o.SessionID)
+	o.ClaudeSessionID, o.Resume = uuid.NewString(), false
+	if err := s.journal.SessionChanged(ctx, o.SessionID, SessionChange{NewClaudeSessionID: o.ClaudeSessionID}); err != nil {
+		log.Error("start a fresh conversation", "err", err)
+		return
+	}
+	r, err := s.ensure(o)
+	if err != nil {
+		log.Error("start a fresh conversation", "err", err)
+		return
+	}
+	r.post(noticeCmd{level: "warn", text: "Claude could not resume the earlier conversation (its transcript was never saved), " +
+		"so Parley started a new one and sent your last message to it again."})
+	for _, t := range turns {
+		if err := r.send(ctx, turnCmd{text: t.text, by: t.by, resend: true, reply: make(chan error, 1)}, nil); err != nil {
+			log.Error("resend turn to the fresh conversation", "err", err)
+			return
+		}
+	}
+}
+
+// noticeCmd records a sentence about what Parley did on its own.
+type noticeCmd struct{ level, text string }
+
+func (c noticeCmd) run(ctx context.Context, r *Run) error {
+	r.notice(ctx, c.level, c.text)
+	return nil
 }

@@ -218,3 +218,30 @@ func TestStopCancelsPendingAsk(t *testing.T) {
 		t.Errorf("input status = %q, %v; want cancelled", got.Status, err)
 	}
 }
+
+// A conversation the CLI never saved cannot be resumed ("No conversation
+// found"): Parley starts a fresh one and sends the lost turn again, so the
+// message still reaches Claude.
+func TestFailedResumeStartsFreshConversation(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "Fresh start, message received."}}, envOptions{})
+	s := e.newSession()
+	if err := e.st.MarkClaudeStarted(t.Context(), s.ID); err != nil {
+		t.Fatal(err)
+	}
+	w := e.dial(s.ID, 0)
+	w.prompt("are you there?")
+	w.waitFor(60*time.Second, "Claude could not resume the earlier conversation", "Fresh start, message received.")
+	if got := e.fake.Requests()[0].LastUserText(); got != "are you there?" {
+		t.Errorf("the fresh conversation received %q, want the lost prompt", got)
+	}
+	after, err := e.st.GetSession(t.Context(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.ClaudeSessionID == s.ClaudeSessionID || !after.ClaudeStarted {
+		t.Errorf("session after = %+v; want a new, started claude session id", after)
+	}
+	if n := count(e.eventTypes(s.ID), "prompt"); n != 1 {
+		t.Errorf("%d prompt events; the re-sent turn must not be shown twice", n)
+	}
+}

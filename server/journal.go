@@ -60,6 +60,11 @@ func (j journal) RunEnded(ctx context.Context, runID int64, exitCode int, reason
 }
 
 func (j journal) SessionChanged(ctx context.Context, sessionID string, c runner.SessionChange) error {
+	if c.NewClaudeSessionID != "" {
+		if err := j.st.SetClaudeSessionID(ctx, sessionID, c.NewClaudeSessionID); err != nil {
+			return err
+		}
+	}
 	if c.ClaudeStarted {
 		if err := j.st.MarkClaudeStarted(ctx, sessionID); err != nil {
 			return err

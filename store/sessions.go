@@ -75,6 +75,13 @@ func (s *Store) MarkClaudeStarted(ctx context.Context, id string) error {
 		`UPDATE sessions SET claude_started = true, updated_at = now() WHERE id = $1`)
 }
 
+// SetClaudeSessionID gives the session a new CLI conversation, not yet
+// started: the old one could not be resumed.
+func (s *Store) SetClaudeSessionID(ctx context.Context, id, claudeSessionID string) error {
+	return s.updateSession(ctx, "set claude session id", id,
+		`UPDATE sessions SET claude_session_id = $2, claude_started = false, updated_at = now() WHERE id = $1`, claudeSessionID)
+}
+
 // SetSessionStatus sets the session's status: idle, running, waiting, ended or failed.
 func (s *Store) SetSessionStatus(ctx context.Context, id, status string) error {
 	return s.updateSession(ctx, "set status "+status, id,
