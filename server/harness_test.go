@@ -61,6 +61,7 @@ type envOptions struct {
 	env        []string // extra environment for claude and its mcp-askuser child
 	quiet      bool     // log warnings and errors only
 	askUserOff bool     // the server-wide ask_user switch is off
+	pingPeriod time.Duration
 }
 
 func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
@@ -102,7 +103,7 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 		Journal: NewJournal(st), Publisher: NewPublisher(hub), Broker: e.broker, Log: log, RuntimeDir: dir,
 	})
 	e.relay = httptest.NewServer(nil)
-	e.srv, err = New(ctx, Config{DataDir: dir, AskTimeout: o.askTimeout, AskUserEnabled: !o.askUserOff,
+	e.srv, err = New(ctx, Config{DataDir: dir, AskTimeout: o.askTimeout, AskUserEnabled: !o.askUserOff, PingPeriod: o.pingPeriod,
 		RelayURL: e.relay.URL + "/ask"}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Broker: e.broker, Log: log})
 	if err != nil {
 		t.Fatal(err)

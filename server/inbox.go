@@ -147,7 +147,7 @@ func (c *inboxConn) serve(ctx context.Context) {
 }
 
 func (c *inboxConn) writeLoop(ctx context.Context, pokes <-chan struct{}) error {
-	ping := time.NewTicker(pingPeriod)
+	ping := time.NewTicker(c.s.pingEvery()) // a keepalive, not a poll
 	defer ping.Stop()
 	if err := c.refresh(ctx, true); err != nil {
 		return err
@@ -163,6 +163,12 @@ func (c *inboxConn) writeLoop(ctx context.Context, pokes <-chan struct{}) error 
 				return err
 			}
 		case <-ping.C:
+			// As on the session socket: a revoked sign-in stops receiving
+			// within a ping period (answers are authorized one by one).
+			if v, err := c.s.lookupViewer(ctx, c.r); err != nil || v.ID != c.v.ID {
+				c.conn.SetWriteDeadline(time.Now().Add(writeWait))
+				return c.conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "access ended"))
+			}
 			c.conn.SetWriteDeadline(time.Now().Add(writeWait))
 			if err := c.conn.WriteMessage(websocket.PingMessage, nil); err != nil {
 				return err

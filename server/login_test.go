@@ -199,3 +199,34 @@ func (e *env) exec(sql string, args ...any) error {
 	_, err = conn.Exec(e.t.Context(), sql, args...)
 	return err
 }
+
+// A watcher who only watches (sends nothing) loses the session and inbox
+// sockets within a ping period once their sign-in ends.
+func TestPassiveWatchersLoseAccess(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{}, envOptions{quiet: true, pingPeriod: 200 * time.Millisecond})
+	a := e.addUser("watcher@example.com", "W", false)
+	if err := e.st.SetMember(t.Context(), e.project.ID, a.ID, roleMember); err != nil {
+		t.Fatal(err)
+	}
+	s := e.newSession()
+	session := e.dialAs(a, s.ID, 0)
+	inbox := e.dialPathAs(a, "/inbox/ws")
+	inbox.waitFor(10*time.Second, `data-count="0"`)
+	if resp := e.postAs(a, "/logout", nil); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("logout: %d", resp.StatusCode)
+	}
+	for name, w := range map[string]*ws{"session": session, "inbox": inbox} {
+		timeout := time.After(10 * time.Second)
+	drain:
+		for {
+			select {
+			case _, ok := <-w.frames:
+				if !ok {
+					break drain
+				}
+			case <-timeout:
+				t.Fatalf("the %s socket is still open after logout", name)
+			}
+		}
+	}
+}

@@ -22,6 +22,9 @@ type Config struct {
 	// asks wait before they are denied; 0 = no deadline. Until projects
 	// carry their own ask settings it applies to every project.
 	PermissionTimeout time.Duration
+	// PingPeriod is how often the WebSockets ping their browser, and with it
+	// re-check that the watcher may still watch. 0 = every 54 s.
+	PingPeriod time.Duration
 	// IdleTimeout ends a session's process after this long with nothing to
 	// do; the next message resumes it. 0 = never.
 	IdleTimeout    time.Duration
@@ -114,4 +117,12 @@ func (s *Server) runOptions(ctx context.Context, sess store.Session) (runner.Opt
 		o.RelayURL = s.cfg.RelayURL
 	}
 	return o, nil
+}
+
+// pingEvery is the WebSockets' ping period.
+func (s *Server) pingEvery() time.Duration {
+	if s.cfg.PingPeriod > 0 {
+		return s.cfg.PingPeriod
+	}
+	return pingPeriod
 }

@@ -81,7 +81,7 @@ func (c *wsConn) serve(ctx context.Context) {
 // Postgres, then streams live frames, skipping any it already has and
 // filling any gap from Postgres: every event is shown once, in order.
 func (c *wsConn) writeLoop(ctx context.Context, sub *Subscription) error {
-	ping := time.NewTicker(pingPeriod) // a keepalive, not a poll
+	ping := time.NewTicker(c.s.pingEvery()) // a keepalive, not a poll
 	defer ping.Stop()
 	var last int64
 	select {
