@@ -109,7 +109,10 @@ func (r *Run) openAsk(ctx context.Context, p AskPayload, timeout time.Duration) 
 	}
 	in := Input{ID: p.InputID, SessionID: r.spec.SessionID, RunID: r.id, Kind: p.Kind, Payload: payload, Deadline: deadline}
 	e := r.event(TypeInputRequested, payload)
-	if err := r.journal.OpenInput(ctx, in, e); err != nil {
+	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	defer cancel()
+	if err := r.journal.OpenInput(wctx, in, e); err != nil {
+		r.resync(ctx)
 		return "", fmt.Errorf("open input: %w", err)
 	}
 	r.seq = e.Seq
@@ -163,7 +166,12 @@ func (r *Run) resolve(ctx context.Context, pa pendingAsk, status askuser.Status,
 		return fmt.Errorf("encode resolution: %w", err)
 	}
 	e := r.event(TypeInputResolved, payload)
-	if err := r.journal.ResolveInput(ctx, id, storeStatus(status), answer, resp.By, e); err != nil {
+	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	defer cancel()
+	if err := r.journal.ResolveInput(wctx, id, storeStatus(status), answer, resp.By, e); err != nil {
+		if !errors.Is(err, ErrNotPending) && !errors.Is(err, ErrNotFound) {
+			r.resync(ctx)
+		}
 		return err
 	}
 	r.seq = e.Seq

@@ -16,6 +16,10 @@ type turnCmd struct {
 }
 
 func (c turnCmd) run(ctx context.Context, r *Run) error {
+	if r.stopping {
+		c.reply <- ErrRunEnded
+		return ErrRunEnded
+	}
 	var err error
 	if c.resend {
 		err = r.writeTurn(ctx, sentTurn{text: c.text, by: c.by})
@@ -110,6 +114,10 @@ type answerCmd struct {
 }
 
 func (c answerCmd) run(ctx context.Context, r *Run) error {
+	if r.stopping {
+		c.reply <- ErrRunEnded
+		return ErrRunEnded
+	}
 	err := r.answer(ctx, c.id, c.resp)
 	c.reply <- err
 	return err

@@ -49,6 +49,8 @@ type Input struct {
 
 // Journal persists a session's event log, its asks and its runs.
 type Journal interface {
+	// LastSeq is the session log's last seq (0 when empty).
+	LastSeq(ctx context.Context, sessionID string) (int64, error)
 	Append(ctx context.Context, e Event) error
 	OpenInput(ctx context.Context, in Input, e Event) error
 	// ResolveInput moves a pending input to status exactly once; a second

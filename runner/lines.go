@@ -96,6 +96,8 @@ func (r *Run) status() string {
 }
 
 func (r *Run) changeSession(ctx context.Context, c SessionChange) {
+	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	defer cancel()
 	if err := r.journal.SessionChanged(ctx, r.spec.SessionID, c); err != nil {
 		r.log.Error("update session", "err", err)
 	}

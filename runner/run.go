@@ -46,6 +46,8 @@ type Run struct {
 	// says the CLI could not load the conversation to --resume.
 	unconfirmed  []sentTurn
 	resumeFailed bool
+	stopping     bool    // the run is ending: turns and answers go to the next run
+	idleGen      int     // numbers idle timers, so a stale one is ignored
 	nextReq      int     // numbers Parley's own control requests
 	lastCost     float64 // the CLI's running total_cost_usd in this process
 	started      bool    // the CLI has created the session: resume next time
@@ -138,6 +140,7 @@ func (r *Run) record(ctx context.Context, typ string, payload []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
 	if err := r.journal.Append(ctx, e); err != nil {
+		r.resync(ctx)
 		return fmt.Errorf("append %s event %d: %w", typ, e.Seq, err)
 	}
 	r.seq = e.Seq
@@ -227,21 +230,49 @@ func (r *Run) armIdle() {
 	if r.idle != nil {
 		r.idle.Stop()
 	}
-	if r.turns > 0 || len(r.pending) > 0 {
+	r.idleGen++
+	if r.turns > 0 || r.attachedAsks() > 0 {
 		return
 	}
-	r.idle = time.AfterFunc(r.idleTimeout, func() { r.post(idleCmd{}) })
+	gen := r.idleGen
+	r.idle = time.AfterFunc(r.idleTimeout, func() { r.post(idleCmd{gen: gen}) })
+}
+
+// attachedAsks counts the open asks the process itself waits for; a
+// detached ask is answered by a new turn and does not need the process.
+func (r *Run) attachedAsks() int {
+	n := 0
+	for _, pa := range r.pending {
+		if pa.attached {
+			n++
+		}
+	}
+	return n
 }
 
 // idleCmd ends a process that has had nothing to do for idleTimeout; the
 // session's next message resumes it with --resume.
-type idleCmd struct{}
+type idleCmd struct{ gen int }
 
-func (idleCmd) run(ctx context.Context, r *Run) error {
-	if r.turns > 0 || len(r.pending) > 0 {
+func (c idleCmd) run(ctx context.Context, r *Run) error {
+	if c.gen != r.idleGen || r.turns > 0 || r.attachedAsks() > 0 {
 		return nil // work arrived after the timer fired
 	}
+	r.stopping = true
 	r.log.Info("ending idle claude process", "idle_for", r.idleTimeout)
 	r.cancel()
 	return nil
+}
+
+// resync re-reads the log's last seq after a failed write: a write that
+// timed out may still have committed, and the loop's seq must follow the
+// log or every later event would collide with it.
+func (r *Run) resync(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
+	defer cancel()
+	if n, err := r.journal.LastSeq(ctx, r.spec.SessionID); err == nil {
+		r.seq = n
+	} else {
+		r.log.Error("re-read the session log", "err", err)
+	}
 }

@@ -23,16 +23,31 @@ type memJournal struct {
 	mu     sync.Mutex
 	events []Event
 	runs   map[int64]string
+	// commitThenFail makes the Append of this event type store the event
+	// and still report an error, as an insert whose reply timed out does.
+	commitThenFail string
 }
 
 func (j *memJournal) Append(_ context.Context, e Event) error {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if n := len(j.events); n > 0 && j.events[n-1].Seq != e.Seq-1 {
-		return errors.New("seq gap")
+		return errors.New("seq gap or duplicate")
 	}
 	j.events = append(j.events, e)
+	if e.Type == j.commitThenFail {
+		j.commitThenFail = ""
+		return context.DeadlineExceeded
+	}
 	return nil
+}
+func (j *memJournal) LastSeq(context.Context, string) (int64, error) {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	if len(j.events) == 0 {
+		return 0, nil
+	}
+	return j.events[len(j.events)-1].Seq, nil
 }
 func (j *memJournal) OpenInput(ctx context.Context, _ Input, e Event) error { return j.Append(ctx, e) }
 func (j *memJournal) ResolveInput(ctx context.Context, _, _ string, _ json.RawMessage, _ string, e Event) error {
@@ -191,7 +206,7 @@ func TestRunEndsWhenIdleAndResumes(t *testing.T) {
 	if _, ok := sup.Live("s1"); ok {
 		t.Fatal("the idle run is still live")
 	}
-	o.Resume, o.LastSeq = true, ended.Seq
+	o.Resume = true
 	if err := sup.Prompt(t.Context(), o, "two", "you"); err != nil {
 		t.Fatal(err)
 	}
@@ -201,5 +216,24 @@ func TestRunEndsWhenIdleAndResumes(t *testing.T) {
 	}
 	if got := fake.Requests()[1].Messages; len(got) < 3 {
 		t.Errorf("the resumed turn sent %d messages; want the first turn's history too", len(got))
+	}
+}
+
+// A write that failed after committing must not leave the run's seq behind
+// the log: every later event would collide with it.
+func TestRunFollowsTheLogAfterAnAmbiguousWrite(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "claude")
+	if err := os.WriteFile(bin, []byte(badCLI), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sup, j, pub := newTestSupervisor(t, bin, nil)
+	j.commitThenFail = "brand_new_event"
+	if err := sup.Prompt(t.Context(), testOptions(t, ""), "go", "you"); err != nil {
+		t.Fatal(err)
+	}
+	waitType(t, pub, "result")
+	types := j.types()
+	if got := types[len(types)-1]; got != "result" {
+		t.Errorf("events = %v; the result after the ambiguous write was not stored", types)
 	}
 }

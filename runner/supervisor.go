@@ -58,7 +58,6 @@ type Options struct {
 	// IdleTimeout ends the process after this long without a turn or an
 	// open ask; the next message resumes the session. 0 = never.
 	IdleTimeout time.Duration
-	LastSeq     int64 // the session log's last seq
 }
 
 // Live returns the session's live run, if there is one.
@@ -72,11 +71,34 @@ func (s *Supervisor) Live(sessionID string) (*Run, bool) {
 // Prompt sends a user turn to the session's live process, starting one with
 // o when there is none.
 func (s *Supervisor) Prompt(ctx context.Context, o Options, text, by string) error {
+	return s.withRun(ctx, o, func(r *Run) error {
+		reply := make(chan error, 1)
+		return r.send(ctx, turnCmd{text: text, by: by, reply: reply}, reply)
+	})
+}
+
+// withRun calls f with the session's live run, starting one with o when
+// there is none. A run that is ending (idle stop, exit) refuses commands
+// with ErrRunEnded; f is then tried once more on a new run, so a message
+// that races an ending process is not lost.
+func (s *Supervisor) withRun(ctx context.Context, o Options, f func(*Run) error) error {
 	r, err := s.ensure(o)
 	if err != nil {
 		return err
 	}
-	return r.send(ctx, turnCmd{text: text, by: by, reply: make(chan error, 1)}, nil)
+	err = f(r)
+	if !errors.Is(err, ErrRunEnded) {
+		return err
+	}
+	select {
+	case <-r.Done():
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if r, err = s.ensure(o); err != nil {
+		return err
+	}
+	return f(r)
 }
 
 // Interrupt stops the session's current turn.
@@ -94,8 +116,7 @@ func (s *Supervisor) Interrupt(ctx context.Context, sessionID, by string) error 
 // resolved and its answer sent as the next user turn, starting the session
 // again with o (--resume) when no process is live.
 func (s *Supervisor) Answer(ctx context.Context, o Options, inputID string, resp Response) error {
-	r, ok := s.Live(o.SessionID)
-	if !ok {
+	if _, ok := s.Live(o.SessionID); !ok {
 		in, err := s.journal.LoadInput(ctx, inputID)
 		switch {
 		case err != nil:
@@ -105,17 +126,31 @@ func (s *Supervisor) Answer(ctx context.Context, o Options, inputID string, resp
 		case in.Status != "pending":
 			return ErrNotPending
 		}
-		if r, err = s.ensure(o); err != nil {
-			return err
-		}
 	}
-	reply := make(chan error, 1)
-	return r.send(ctx, answerCmd{id: inputID, resp: resp, reply: reply}, reply)
+	return s.withRun(ctx, o, func(r *Run) error {
+		reply := make(chan error, 1)
+		return r.send(ctx, answerCmd{id: inputID, resp: resp, reply: reply}, reply)
+	})
 }
 
 // Stop ends the session's process, if any, and waits for its run to end.
 func (s *Supervisor) Stop(sessionID string) {
 	if r, ok := s.Live(sessionID); ok {
+		r.Stop()
+	}
+}
+
+// StopProject ends every run of the project and waits for them.
+func (s *Supervisor) StopProject(projectID int64) {
+	s.mu.Lock()
+	var runs []*Run
+	for _, r := range s.runs {
+		if r.spec.ProjectID == projectID {
+			runs = append(runs, r)
+		}
+	}
+	s.mu.Unlock()
+	for _, r := range runs {
 		r.Stop()
 	}
 }
@@ -155,9 +190,18 @@ func (s *Supervisor) ensure(o Options) (*Run, error) {
 
 // start launches the process and the run's goroutines. Called with s.mu held.
 func (s *Supervisor) start(o Options) (*Run, error) {
+	// The log's last seq is read here, under s.mu and after the previous
+	// run of the session has left the map (it does so only once its last
+	// event is written), so the new run continues the log exactly.
+	lctx, lcancel := context.WithTimeout(s.ctx, writeTimeout)
+	last, err := s.journal.LastSeq(lctx, o.SessionID)
+	lcancel()
+	if err != nil {
+		return nil, fmt.Errorf("read the session log: %w", err)
+	}
 	ctx, cancel := context.WithCancel(s.ctx)
-	r := &Run{spec: o.Spec, journal: s.journal, pub: s.pub, broker: s.broker,
-		askTimeout: o.AskTimeout, permTimeout: o.PermissionTimeout, idleTimeout: o.IdleTimeout, seq: o.LastSeq, started: o.Resume,
+	r := &Run{seq: last, spec: o.Spec, journal: s.journal, pub: s.pub, broker: s.broker,
+		askTimeout: o.AskTimeout, permTimeout: o.PermissionTimeout, idleTimeout: o.IdleTimeout, started: o.Resume,
 		cmds: make(chan command), lines: make(chan Line), writes: make(chan []byte, 64),
 		exited: make(chan exitInfo, 1), done: make(chan struct{}), finished: make(chan struct{}),
 		cancel: cancel, pending: map[string]pendingAsk{}, plans: map[string]string{}}
@@ -205,7 +249,6 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 		}
 		s.mu.Unlock()
 		if r.resumeFailed && len(r.unconfirmed) > 0 {
-			o.LastSeq = r.seq
 			s.wg.Add(1)
 			go func() { defer s.wg.Done(); s.startFresh(o, r.unconfirmed) }()
 		}

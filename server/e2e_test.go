@@ -2,11 +2,15 @@ package server
 
 import (
 	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"parley/runner/fakeapi"
+	"parley/store"
 )
 
 const askTool = "mcp__parley__ask_user"
@@ -243,5 +247,38 @@ func TestFailedResumeStartsFreshConversation(t *testing.T) {
 	}
 	if n := count(e.eventTypes(s.ID), "prompt"); n != 1 {
 		t.Errorf("%d prompt events; the re-sent turn must not be shown twice", n)
+	}
+}
+
+// Archiving a session ends its process; deleting a project ends the
+// processes of all its sessions, archived ones included.
+func TestArchiveAndDeleteEndProcesses(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "one"}, {Text: "two"}}, envOptions{quiet: true})
+	owner := e.member("owner@example.com", "Olga", roleOwner)
+	archived, kept := e.newSession(), e.newSession()
+	for _, s := range []store.Session{archived, kept} {
+		w := e.dial(s.ID, 0)
+		w.prompt("hello")
+		w.waitFor(60*time.Second, "Done ·")
+	}
+	if resp := e.postAs(owner, "/sessions/"+archived.ID+"/archive", url.Values{"archived": {"1"}}); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("archive: %d", resp.StatusCode)
+	}
+	if _, ok := e.sup.Live(archived.ID); ok {
+		t.Error("the archived session still has a live process")
+	}
+	if _, ok := e.sup.Live(kept.ID); !ok {
+		t.Fatal("archiving one session ended another's process")
+	}
+	p, err := e.st.GetProject(t.Context(), e.project.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := "/projects/" + strconv.FormatInt(p.ID, 10) + "/delete"
+	if resp := e.postAs(owner, path, url.Values{"confirm": {p.Name}}); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("delete: %d", resp.StatusCode)
+	}
+	if _, ok := e.sup.Live(kept.ID); ok {
+		t.Error("a session of the deleted project still has a live process")
 	}
 }

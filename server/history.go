@@ -73,6 +73,9 @@ func (s *Server) handleSessionArchive() http.Handler {
 			s.fail(w, r, err)
 			return
 		}
+		if archive {
+			s.sup.Stop(sess.ID) // an archived session keeps no process
+		}
 		http.Redirect(w, r, historyPath(sess.ProjectID), http.StatusSeeOther)
 	})
 }

@@ -110,6 +110,9 @@ func (h *Hub) sendPresence(set map[*Subscription]struct{}, drop func(*Subscripti
 			names = append(names, s.viewer)
 		}
 	}
+	if len(names) == 0 {
+		return // a topic nobody watches by name (a project's inbox topic)
+	}
 	f := h.Presence(names)
 	for s := range set {
 		select {

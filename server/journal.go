@@ -19,6 +19,10 @@ func toStoreEvent(e runner.Event) store.Event {
 	return store.Event{SessionID: e.SessionID, Seq: e.Seq, Type: e.Type, Payload: e.Payload, CreatedAt: e.CreatedAt}
 }
 
+func (j journal) LastSeq(ctx context.Context, sessionID string) (int64, error) {
+	return j.st.LastSeq(ctx, sessionID)
+}
+
 func (j journal) Append(ctx context.Context, e runner.Event) error {
 	return j.st.AppendEvent(ctx, toStoreEvent(e))
 }

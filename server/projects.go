@@ -187,14 +187,8 @@ func (s *Server) handleProjectDelete() http.Handler {
 			s.fail(w, r, badRequest("To delete the project, type its name exactly as shown."))
 			return
 		}
-		sessions, err := s.st.ListSessions(r.Context(), p.ID)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		for _, x := range sessions {
-			s.sup.Stop(x.ID)
-		}
+		// Every run of the project ends first, archived sessions' included.
+		s.sup.StopProject(p.ID)
 		if err := s.st.DeleteProject(r.Context(), p.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 			s.fail(w, r, err)
 			return

@@ -94,15 +94,11 @@ func (s *Server) runOptions(ctx context.Context, sess store.Session) (runner.Opt
 	if err != nil {
 		return runner.Options{}, err
 	}
-	last, err := s.st.LastSeq(ctx, sess.ID)
-	if err != nil {
-		return runner.Options{}, err
-	}
 	ask := s.cfg.AskUserEnabled && p.AskUserEnabled
 	o := runner.Options{
 		Spec: runner.Spec{SessionID: sess.ID, ProjectID: sess.ProjectID, ClaudeSessionID: sess.ClaudeSessionID, Resume: sess.ClaudeStarted,
 			Workspace: workspace, ConfigDir: ConfigDir(s.cfg.DataDir, p.ID), ExtraArgs: claudeArgs(p.ProjectSettings, ask)},
-		AskTimeout: s.cfg.AskTimeout, PermissionTimeout: s.cfg.PermissionTimeout, IdleTimeout: s.cfg.IdleTimeout, LastSeq: last,
+		AskTimeout: s.cfg.AskTimeout, PermissionTimeout: s.cfg.PermissionTimeout, IdleTimeout: s.cfg.IdleTimeout,
 	}
 	if p.PermissionTimeoutSeconds > 0 {
 		o.PermissionTimeout = time.Duration(p.PermissionTimeoutSeconds) * time.Second
