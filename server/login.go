@@ -71,6 +71,15 @@ func (s *Server) handleLogin() http.Handler {
 			s.fail(w, r, err)
 			return
 		}
+		// Count the attempt before checking it, atomically in Postgres: a
+		// burst of concurrent tries cannot all pass the lock check before any
+		// failure is recorded. A success clears the count (startSession).
+		if until.IsZero() {
+			if until, err = s.st.RecordLoginFailure(r.Context(), email, ip, maxLoginFailures, loginWindow, loginLock); err != nil {
+				s.fail(w, r, err)
+				return
+			}
+		}
 		if !until.IsZero() {
 			lv.Error = lockedMessage(until)
 			s.renderLogin(w, r, http.StatusTooManyRequests, lv)
@@ -78,17 +87,8 @@ func (s *Server) handleLogin() http.Handler {
 		}
 		u, err := s.checkLogin(r, email, r.PostFormValue("password"))
 		if errors.Is(err, errBadLogin) {
-			until, err := s.st.RecordLoginFailure(r.Context(), email, ip, maxLoginFailures, loginWindow, loginLock)
-			if err != nil {
-				s.fail(w, r, err)
-				return
-			}
-			status := http.StatusUnauthorized
 			lv.Error = "Wrong email or password."
-			if !until.IsZero() {
-				status, lv.Error = http.StatusTooManyRequests, lockedMessage(until)
-			}
-			s.renderLogin(w, r, status, lv)
+			s.renderLogin(w, r, http.StatusUnauthorized, lv)
 			return
 		}
 		if err == nil {

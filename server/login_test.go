@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -228,5 +229,31 @@ func TestPassiveWatchersLoseAccess(t *testing.T) {
 				t.Fatalf("the %s socket is still open after logout", name)
 			}
 		}
+	}
+}
+
+// A burst of concurrent wrong passwords gets no more password checks than
+// the lock allows: each attempt is counted before it is checked.
+func TestLoginThrottleHoldsUnderABurst(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{}, envOptions{quiet: true})
+	h := e.srv.Handler()
+	const ip = "198.51.100.9:5555"
+	codes := make(chan int, 12)
+	var wg sync.WaitGroup
+	for range 12 {
+		wg.Go(func() {
+			codes <- loginRecorded(t, h, "http://parley.test", ip, e.user.Email, "wrong password").Code
+		})
+	}
+	wg.Wait()
+	close(codes)
+	checked := 0
+	for c := range codes {
+		if c == http.StatusUnauthorized {
+			checked++
+		}
+	}
+	if checked >= maxLoginFailures {
+		t.Errorf("%d of 12 concurrent attempts were checked; the lock allows %d", checked, maxLoginFailures-1)
 	}
 }

@@ -186,7 +186,8 @@ func (s *Store) LoginLockedUntil(ctx context.Context, email, ip string) (time.Ti
 
 // RecordLoginFailure counts a failed sign-in of email from ip. Failures
 // older than window are forgotten; the maxFailures-th within it locks the
-// pair for lock. It returns when the lock ends (zero when not locked).
+// pair for lock. It returns when the lock ends (zero when not locked),
+// also when the pair was already locked by a concurrent attempt.
 func (s *Store) RecordLoginFailure(ctx context.Context, email, ip string, maxFailures int, window, lock time.Duration) (time.Time, error) {
 	var until *time.Time
 	err := s.pool.QueryRow(ctx, `
@@ -194,7 +195,8 @@ func (s *Store) RecordLoginFailure(ctx context.Context, email, ip string, maxFai
 		ON CONFLICT (email, ip) DO UPDATE SET
 			failures = CASE WHEN f.first_at < now() - $4 * interval '1 second' THEN 1 ELSE f.failures + 1 END,
 			first_at = CASE WHEN f.first_at < now() - $4 * interval '1 second' THEN now() ELSE f.first_at END
-		RETURNING CASE WHEN failures >= $3 THEN now() + $5 * interval '1 second' END`,
+		RETURNING CASE WHEN locked_until > now() THEN locked_until
+			WHEN failures >= $3 THEN now() + $5 * interval '1 second' END`,
 		email, ip, maxFailures, window.Seconds(), lock.Seconds()).Scan(&until)
 	if err != nil {
 		return time.Time{}, fmt.Errorf("record login failure of %s: %w", email, err)
