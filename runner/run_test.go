@@ -120,7 +120,7 @@ func testOptions(t *testing.T, relay string) Options {
 func TestRunLifecycle(t *testing.T) {
 	fake := fakeapi.Serve(t, fakeapi.Scenario{{Text: "hi"}})
 	sup, j, pub := newTestSupervisor(t, fakeapi.ClaudeBin(t), fake.Env(t.TempDir()))
-	if err := sup.Prompt(t.Context(), testOptions(t, "http://127.0.0.1:9/ask"), "hello", "you"); err != nil {
+	if err := sup.Prompt(t.Context(), "s1", With(testOptions(t, "http://127.0.0.1:9/ask")), "hello", "you"); err != nil {
 		t.Fatal(err)
 	}
 	waitType(t, pub, "result")
@@ -170,7 +170,7 @@ func TestRunRecordsBadAndHugeOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	sup, j, pub := newTestSupervisor(t, bin, nil)
-	if err := sup.Prompt(t.Context(), testOptions(t, ""), "go", "you"); err != nil {
+	if err := sup.Prompt(t.Context(), "s1", With(testOptions(t, "")), "go", "you"); err != nil {
 		t.Fatal(err)
 	}
 	waitType(t, pub, "result")
@@ -195,7 +195,7 @@ func TestRunEndsWhenIdleAndResumes(t *testing.T) {
 	sup, _, pub := newTestSupervisor(t, fakeapi.ClaudeBin(t), fake.Env(t.TempDir()))
 	o := testOptions(t, "")
 	o.IdleTimeout = 300 * time.Millisecond
-	if err := sup.Prompt(t.Context(), o, "one", "you"); err != nil {
+	if err := sup.Prompt(t.Context(), "s1", With(o), "one", "you"); err != nil {
 		t.Fatal(err)
 	}
 	waitType(t, pub, "result")
@@ -207,7 +207,7 @@ func TestRunEndsWhenIdleAndResumes(t *testing.T) {
 		t.Fatal("the idle run is still live")
 	}
 	o.Resume = true
-	if err := sup.Prompt(t.Context(), o, "two", "you"); err != nil {
+	if err := sup.Prompt(t.Context(), "s1", With(o), "two", "you"); err != nil {
 		t.Fatal(err)
 	}
 	res := waitType(t, pub, "result")
@@ -228,7 +228,7 @@ func TestRunFollowsTheLogAfterAnAmbiguousWrite(t *testing.T) {
 	}
 	sup, j, pub := newTestSupervisor(t, bin, nil)
 	j.commitThenFail = "brand_new_event"
-	if err := sup.Prompt(t.Context(), testOptions(t, ""), "go", "you"); err != nil {
+	if err := sup.Prompt(t.Context(), "s1", With(testOptions(t, "")), "go", "you"); err != nil {
 		t.Fatal(err)
 	}
 	waitType(t, pub, "result")

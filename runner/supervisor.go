@@ -68,21 +68,32 @@ func (s *Supervisor) Live(sessionID string) (*Run, bool) {
 	return r, ok
 }
 
-// Prompt sends a user turn to the session's live process, starting one with
-// o when there is none.
-func (s *Supervisor) Prompt(ctx context.Context, o Options, text, by string) error {
-	return s.withRun(ctx, o, func(r *Run) error {
+// Starter gives the options to start a session's process with. The
+// supervisor calls it only when the session has no live process, so a
+// message to a running session costs no project lookup and no workspace
+// writes.
+type Starter func(ctx context.Context) (Options, error)
+
+// With is a Starter for options already at hand.
+func With(o Options) Starter {
+	return func(context.Context) (Options, error) { return o, nil }
+}
+
+// Prompt sends a user turn to the session's live process, starting one
+// when there is none.
+func (s *Supervisor) Prompt(ctx context.Context, sessionID string, start Starter, text, by string) error {
+	return s.withRun(ctx, sessionID, start, func(r *Run) error {
 		reply := make(chan error, 1)
 		return r.send(ctx, turnCmd{text: text, by: by, reply: reply}, reply)
 	})
 }
 
-// withRun calls f with the session's live run, starting one with o when
-// there is none. A run that is ending (idle stop, exit) refuses commands
-// with ErrRunEnded; f is then tried once more on a new run, so a message
-// that races an ending process is not lost.
-func (s *Supervisor) withRun(ctx context.Context, o Options, f func(*Run) error) error {
-	r, err := s.ensure(o)
+// withRun calls f with the session's live run, starting one when there is
+// none. A run that is ending (idle stop, exit) refuses commands with
+// ErrRunEnded; f is then tried once more on a new run, so a message that
+// races an ending process is not lost.
+func (s *Supervisor) withRun(ctx context.Context, sessionID string, start Starter, f func(*Run) error) error {
+	r, err := s.ensure(ctx, sessionID, start)
 	if err != nil {
 		return err
 	}
@@ -95,7 +106,7 @@ func (s *Supervisor) withRun(ctx context.Context, o Options, f func(*Run) error)
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if r, err = s.ensure(o); err != nil {
+	if r, err = s.ensure(ctx, sessionID, start); err != nil {
 		return err
 	}
 	return f(r)
@@ -110,24 +121,24 @@ func (s *Supervisor) Interrupt(ctx context.Context, sessionID, by string) error 
 	return r.send(ctx, interruptCmd{by: by, reply: make(chan error, 1)}, nil)
 }
 
-// Answer delivers a member's response to a pending ask of the session o
-// names. An ask still awaited by the live process gets its answer there; an
-// ask that outlived its process (a crash, a restart, an idle stop) is
-// resolved and its answer sent as the next user turn, starting the session
-// again with o (--resume) when no process is live.
-func (s *Supervisor) Answer(ctx context.Context, o Options, inputID string, resp Response) error {
-	if _, ok := s.Live(o.SessionID); !ok {
+// Answer delivers a member's response to a pending ask of the session. An
+// ask still awaited by the live process gets its answer there; an ask that
+// outlived its process (a crash, a restart, an idle stop) is resolved and
+// its answer sent as the next user turn, starting the session again
+// (--resume) when no process is live.
+func (s *Supervisor) Answer(ctx context.Context, sessionID string, start Starter, inputID string, resp Response) error {
+	if _, ok := s.Live(sessionID); !ok {
 		in, err := s.journal.LoadInput(ctx, inputID)
 		switch {
 		case err != nil:
 			return err
-		case in.SessionID != o.SessionID:
+		case in.SessionID != sessionID:
 			return ErrNotFound
 		case in.Status != "pending":
 			return ErrNotPending
 		}
 	}
-	return s.withRun(ctx, o, func(r *Run) error {
+	return s.withRun(ctx, sessionID, start, func(r *Run) error {
 		reply := make(chan error, 1)
 		return r.send(ctx, answerCmd{id: inputID, resp: resp, reply: reply}, reply)
 	})
@@ -170,15 +181,22 @@ func (s *Supervisor) Shutdown() {
 	s.wg.Wait()
 }
 
-// ensure returns the session's live run or starts one.
-func (s *Supervisor) ensure(o Options) (*Run, error) {
+// ensure returns the session's live run or starts one with start's options.
+func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter) (*Run, error) {
+	if r, ok := s.Live(sessionID); ok {
+		return r, nil
+	}
+	o, err := start(ctx)
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return nil, errors.New("parley is shutting down")
 	}
 	if r, ok := s.runs[o.SessionID]; ok {
-		return r, nil
+		return r, nil // started meanwhile
 	}
 	r, err := s.start(o)
 	if err != nil {
@@ -339,7 +357,7 @@ func (s *Supervisor) startFresh(o Options, turns []sentTurn) {
 		log.Error("start a fresh conversation", "err", err)
 		return
 	}
-	r, err := s.ensure(o)
+	r, err := s.ensure(ctx, o.SessionID, With(o))
 	if err != nil {
 		log.Error("start a fresh conversation", "err", err)
 		return

@@ -95,11 +95,7 @@ func (s *Server) answerAsk(ctx context.Context, r *http.Request, sessionID strin
 		return err
 	}
 	resp.By = v.Name
-	o, err := s.runOptions(ctx, sess)
-	if err != nil {
-		return err
-	}
-	err = s.sup.Answer(ctx, o, f.InputID, resp)
+	err = s.sup.Answer(ctx, sess.ID, s.starter(sess), f.InputID, resp)
 	if errors.Is(err, runner.ErrRunEnded) || errors.Is(err, runner.ErrNotPending) || errors.Is(err, runner.ErrNotFound) {
 		return s.whyClosed(ctx, sess.ID, f.InputID)
 	}

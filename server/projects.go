@@ -126,11 +126,7 @@ func (s *Server) handleSessionCreate() http.Handler {
 			s.fail(w, r, err)
 			return
 		}
-		o, err := s.runOptions(r.Context(), sess)
-		if err == nil {
-			err = s.sup.Prompt(r.Context(), o, text, v.Name)
-		}
-		if err != nil {
+		if err := s.sup.Prompt(r.Context(), sess.ID, s.starter(sess), text, v.Name); err != nil {
 			s.fail(w, r, err)
 			return
 		}

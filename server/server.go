@@ -82,6 +82,11 @@ func (p publisher) Publish(e runner.Event) {
 	}
 }
 
+// starter gives the session's run options when its process must start.
+func (s *Server) starter(sess store.Session) runner.Starter {
+	return func(ctx context.Context) (runner.Options, error) { return s.runOptions(ctx, sess) }
+}
+
 // runOptions is how a session's process is started: in its project's
 // workspace (files regenerated from the settings), with its own
 // CLAUDE_CONFIG_DIR and the project's Claude options.

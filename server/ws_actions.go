@@ -120,11 +120,7 @@ func (c *wsConn) prompt(ctx context.Context, m wsMessage) error {
 	if err != nil {
 		return err
 	}
-	o, err := c.s.runOptions(ctx, sess)
-	if err != nil {
-		return err
-	}
-	return c.s.sup.Prompt(ctx, o, text, v.Name)
+	return c.s.sup.Prompt(ctx, sess.ID, c.s.starter(sess), text, v.Name)
 }
 
 func (c *wsConn) answer(ctx context.Context, m wsMessage) error {

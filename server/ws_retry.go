@@ -21,9 +21,5 @@ func (c *wsConn) retry(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	o, err := c.s.runOptions(ctx, sess)
-	if err != nil {
-		return err
-	}
-	return c.s.sup.Prompt(ctx, o, text, v.Name)
+	return c.s.sup.Prompt(ctx, sess.ID, c.s.starter(sess), text, v.Name)
 }
