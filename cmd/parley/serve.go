@@ -95,26 +95,11 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		return err
 	}
 	log := newLogger(stderr, c.LogLevel)
-	if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
-		return fmt.Errorf("data dir: %w", err)
-	}
-	dbURL, stopDB, err := database(ctx, c, log)
+	st, closeStore, err := openStore(ctx, c, log, false)
 	if err != nil {
 		return err
 	}
-	defer func() {
-		if err := stopDB(); err != nil {
-			log.Error("stop embedded postgres", "err", err)
-		}
-	}()
-	if err := store.Migrate(dbURL); err != nil {
-		return err
-	}
-	st, err := store.Open(ctx, dbURL)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
+	defer closeStore()
 	if n, err := st.RecoverAfterRestart(ctx); err != nil {
 		return err
 	} else if n > 0 {
@@ -198,14 +183,38 @@ func serveHTTP(s *http.Server, ln net.Listener) error {
 	return nil
 }
 
-// database returns the URL to use: DATABASE_URL, or a private PostgreSQL
-// started under the data directory.
-func database(ctx context.Context, c config, log *slog.Logger) (string, func() error, error) {
-	if c.DatabaseURL != "" {
-		return c.DatabaseURL, func() error { return nil }, nil
+// openStore opens Parley's database with its migrations applied: the
+// DATABASE_URL, else the private PostgreSQL under the data directory —
+// with reuseRunning, the one a running server already started — else a
+// private PostgreSQL started now. closeStore releases what it opened.
+func openStore(ctx context.Context, c config, log *slog.Logger, reuseRunning bool) (st *store.Store, closeStore func(), err error) {
+	dbURL, stop := c.DatabaseURL, func() error { return nil }
+	if dbURL == "" && reuseRunning {
+		dbURL = store.RunningEmbeddedURL(filepath.Join(c.DataDir, "postgres"))
 	}
-	log.Info("DATABASE_URL is not set: starting a private PostgreSQL under the data directory")
-	return store.StartEmbedded(ctx, filepath.Join(c.DataDir, "postgres"), log)
+	if dbURL == "" {
+		if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
+			return nil, nil, fmt.Errorf("data dir: %w", err)
+		}
+		log.Info("DATABASE_URL is not set: starting a private PostgreSQL under the data directory")
+		if dbURL, stop, err = store.StartEmbedded(ctx, filepath.Join(c.DataDir, "postgres"), log); err != nil {
+			return nil, nil, err
+		}
+	}
+	stopDB := func() {
+		if err := stop(); err != nil {
+			log.Error("stop embedded postgres", "err", err)
+		}
+	}
+	if err := store.Migrate(dbURL); err != nil {
+		stopDB()
+		return nil, nil, err
+	}
+	if st, err = store.Open(ctx, dbURL); err != nil {
+		stopDB()
+		return nil, nil, err
+	}
+	return st, func() { st.Close(); stopDB() }, nil
 }
 
 func migrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -213,15 +222,11 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	log := newLogger(stderr, c.LogLevel)
-	dbURL, stopDB, err := database(ctx, c, log)
+	_, closeStore, err := openStore(ctx, c, newLogger(stderr, c.LogLevel), true)
 	if err != nil {
 		return err
 	}
-	defer stopDB()
-	if err := store.Migrate(dbURL); err != nil {
-		return err
-	}
+	closeStore()
 	fmt.Fprintln(stdout, "migrations applied")
 	return nil
 }

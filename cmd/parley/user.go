@@ -9,7 +9,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strings"
 	"text/tabwriter"
 
@@ -207,34 +206,11 @@ func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
 // migrations and runs f. With no DATABASE_URL it uses the private cluster a
 // running server started, or starts it for the command.
 func withStore(ctx context.Context, c config, stderr io.Writer, f func(*store.Store) error) error {
-	log := newLogger(stderr, "warn")
-	dbURL := c.DatabaseURL
-	stop := func() error { return nil }
-	if dbURL == "" {
-		dbURL = store.RunningEmbeddedURL(filepath.Join(c.DataDir, "postgres"))
-	}
-	if dbURL == "" {
-		var err error
-		if err := os.MkdirAll(c.DataDir, 0o755); err != nil {
-			return fmt.Errorf("data dir: %w", err)
-		}
-		if dbURL, stop, err = database(ctx, c, log); err != nil {
-			return err
-		}
-	}
-	defer func() {
-		if err := stop(); err != nil {
-			log.Error("stop embedded postgres", "err", err)
-		}
-	}()
-	if err := store.Migrate(dbURL); err != nil {
-		return err
-	}
-	st, err := store.Open(ctx, dbURL)
+	st, closeStore, err := openStore(ctx, c, newLogger(stderr, "warn"), true)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer closeStore()
 	return f(st)
 }
 
