@@ -14,6 +14,9 @@ const (
 	StatusDeclined  Status = "declined"
 	StatusTimedOut  Status = "timed_out"
 	StatusCancelled Status = "cancelled"
+	// StatusExpired ends a detached ask nobody answered in the project's
+	// expiry time; no process waits for it, so no client ever reads it.
+	StatusExpired Status = "expired"
 )
 
 // Reply is a person's answer to one question.

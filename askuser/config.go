@@ -161,3 +161,21 @@ func isLoopback(host string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
+
+// SweepConfigs removes every config file [WriteConfig] left in dir and
+// returns how many it removed. Call it at start, before any run: a crash
+// leaves the files of its runs behind, and their tokens are dead.
+func SweepConfigs(dir string) (int, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "askuser-*.json"))
+	if err != nil {
+		return 0, fmt.Errorf("sweep ask-user configs: %w", err)
+	}
+	n := 0
+	for _, p := range paths {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return n, fmt.Errorf("sweep ask-user configs: %w", err)
+		}
+		n++
+	}
+	return n, nil
+}

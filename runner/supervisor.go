@@ -22,6 +22,7 @@ type Supervisor struct {
 	broker     *askuser.Broker
 	log        *slog.Logger
 	runtimeDir string // where per-run ask_user config files live
+	runEnded   func() // told after each run ends (may be nil)
 
 	ctx    context.Context // the server's lifetime; runs are its children
 	mu     sync.Mutex
@@ -38,13 +39,16 @@ type Deps struct {
 	Broker     *askuser.Broker
 	Log        *slog.Logger
 	RuntimeDir string
+	// RunEnded, if set, is called after each run has ended: asks it left
+	// open are detached from then on (see server.Expirer). It must not block.
+	RunEnded func()
 }
 
 // NewSupervisor returns a Supervisor whose runs live until ctx ends or
 // Shutdown is called.
 func NewSupervisor(ctx context.Context, d Deps) *Supervisor {
 	return &Supervisor{cfg: d.Config, journal: d.Journal, pub: d.Publisher, broker: d.Broker,
-		log: d.Log, runtimeDir: d.RuntimeDir, ctx: ctx, runs: map[string]*Run{}}
+		log: d.Log, runtimeDir: d.RuntimeDir, runEnded: d.RunEnded, ctx: ctx, runs: map[string]*Run{}}
 }
 
 // Options are the per-session settings of a new run.
@@ -266,6 +270,9 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 			delete(s.runs, o.SessionID)
 		}
 		s.mu.Unlock()
+		if s.runEnded != nil {
+			s.runEnded()
+		}
 		if r.resumeFailed && len(r.unconfirmed) > 0 {
 			s.wg.Add(1)
 			go func() { defer s.wg.Done(); s.startFresh(o, r.unconfirmed) }()

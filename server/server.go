@@ -40,6 +40,7 @@ type Server struct {
 	sup    *runner.Supervisor
 	hub    *Hub
 	broker *askuser.Broker
+	expiry *Expirer // nil when asks never expire (tests)
 	log    *slog.Logger
 	// decoyHash is a bcrypt hash compared against when a login names no
 	// account, made on first use (it takes a quarter of a second).
@@ -53,6 +54,7 @@ type Deps struct {
 	Hub        *Hub
 	Broker     *askuser.Broker
 	Log        *slog.Logger
+	Expirer    *Expirer // optional: told when a project's expiry setting changes
 }
 
 // New returns a Server.
@@ -61,7 +63,7 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 		h, _ := HashPassword(randomToken()[:32])
 		return h
 	})
-	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, hub: d.Hub, broker: d.Broker, log: d.Log, decoyHash: decoy}, nil
+	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, hub: d.Hub, broker: d.Broker, expiry: d.Expirer, log: d.Log, decoyHash: decoy}, nil
 }
 
 // NewPublisher returns the runner.Publisher that renders each event once and
