@@ -56,6 +56,9 @@ type Options struct {
 	Spec
 	RelayURL   string        // loopback URL of the ask relay; "" = no ask_user tool
 	AskTimeout time.Duration // how long an ask_user question waits
+	// AskMaxTimeout is the longest wait the model may choose for one
+	// ask_user call ("timeout"); 0 = AskTimeout.
+	AskMaxTimeout time.Duration
 	// PermissionTimeout is how long permission, plan and AskUserQuestion
 	// asks wait before they are denied; 0 = no deadline.
 	PermissionTimeout time.Duration
@@ -223,7 +226,7 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	r := &Run{seq: last, spec: o.Spec, journal: s.journal, pub: s.pub, broker: s.broker,
-		askTimeout: o.AskTimeout, permTimeout: o.PermissionTimeout, idleTimeout: o.IdleTimeout, started: o.Resume,
+		askTimeout: o.AskTimeout, askMaxTimeout: o.AskMaxTimeout, permTimeout: o.PermissionTimeout, idleTimeout: o.IdleTimeout, started: o.Resume,
 		cmds: make(chan command), lines: make(chan Line), writes: make(chan []byte, 64),
 		exited: make(chan exitInfo, 1), done: make(chan struct{}), finished: make(chan struct{}),
 		cancel: cancel, pending: map[string]pendingAsk{}, plans: map[string]string{}}
@@ -232,7 +235,7 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 	if o.RelayURL != "" {
 		token := askuser.NewToken()
 		path, err := askuser.WriteConfig(s.runtimeDir, askuser.Config{URL: o.RelayURL, Token: token,
-			TimeoutSeconds: int(o.AskTimeout / time.Second)})
+			TimeoutSeconds: int(o.AskTimeout / time.Second), MaxTimeoutSeconds: int(o.AskMaxTimeout / time.Second)})
 		if err != nil {
 			cancel()
 			return nil, fmt.Errorf("write ask_user config: %w", err)

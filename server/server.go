@@ -113,6 +113,11 @@ func (s *Server) runOptions(ctx context.Context, sess store.Session) (runner.Opt
 	if p.AskTimeoutSeconds > 0 {
 		o.AskTimeout = time.Duration(p.AskTimeoutSeconds) * time.Second
 	}
+	as, err := s.st.AskSettingsOf(ctx, p.ID)
+	if err != nil {
+		return runner.Options{}, err
+	}
+	o.AskMaxTimeout = time.Duration(as.MaxAskTimeoutSeconds) * time.Second
 	if s.cfg.ClaudeConfigDir != "" {
 		o.ConfigDir = s.cfg.ClaudeConfigDir
 	}
