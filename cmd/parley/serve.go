@@ -171,6 +171,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	g.Go(func() error { return serveHTTP(web, ln) })
 	g.Go(func() error { return serveHTTP(relay, relayLn) })
 	g.Go(func() error { return expiry.Run(gctx, sup) })
+	g.Go(func() error { return srv.ListenAnswers(gctx) })
 	g.Go(func() error {
 		<-gctx.Done()
 		// Runs first: their last events reach Postgres and the hub before
