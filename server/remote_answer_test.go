@@ -79,7 +79,7 @@ func TestAnswerFromTerminal(t *testing.T) {
 	if out, _ := runAsks(t, vc); !strings.Contains(out, "Nothing is waiting for you.") {
 		t.Errorf("a viewer's parley asks:\n%s", out)
 	}
-	if _, err := runAsks(t, vc, "answer", in.ID, "--choice", "Blue"); err == nil || !strings.Contains(err.Error(), "no ask with that id") {
+	if _, err := runAsks(t, vc, "answer", in.ID, "--choice", "Blue"); err == nil || !strings.Contains(err.Error(), "Viewers can watch this project but not answer") {
 		t.Errorf("a viewer's answer: %v, want refused", err)
 	}
 	if _, err := runAsks(t, c, "answer", in.ID[:8], "--choice", "Purple"); err == nil || !strings.Contains(err.Error(), `"Purple" is not one of the options`) {

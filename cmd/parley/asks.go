@@ -46,7 +46,9 @@ func asksCmd(ctx context.Context, args []string, getenv func(string) string, std
 
 // takeFlags parses the named flags (as --name VALUE or --name=VALUE) out of
 // args with fs and returns the other arguments in order.
-func takeFlags(fs interface{ Set(name, value string) error }, args []string, names ...string) ([]string, error) {
+func takeFlags(fs interface {
+	Set(name, value string) error
+}, args []string, names ...string) ([]string, error) {
 	ours := map[string]bool{}
 	for _, n := range names {
 		ours[n] = true
