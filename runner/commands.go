@@ -21,6 +21,7 @@ func (c turnCmd) run(ctx context.Context, r *Run) error {
 		c.reply <- ErrRunEnded
 		return ErrRunEnded
 	}
+	r.worked = true
 	var err error
 	if c.resend {
 		err = r.writeTurn(ctx, sentTurn{text: c.text, by: c.by})
@@ -120,6 +121,7 @@ func (c answerCmd) run(ctx context.Context, r *Run) error {
 		c.reply <- ErrRunEnded
 		return ErrRunEnded
 	}
+	r.worked = true
 	err := r.answer(ctx, c.id, c.resp)
 	c.reply <- err
 	return err

@@ -31,6 +31,7 @@ type Config struct {
 	AskUserEnabled bool   // server-wide switch for the ask_user tool
 	RelayURL       string // loopback URL the ask relay listens on
 	SecureCookies  bool   // set Secure on cookies even without TLS here (a TLS proxy in front)
+	Limits         Limits // per-user limits (limits.go); the zero value limits nothing
 }
 
 // Server holds what the handlers need.
@@ -45,6 +46,7 @@ type Server struct {
 	// decoyHash is a bcrypt hash compared against when a login names no
 	// account, made on first use (it takes a quarter of a second).
 	decoyHash func() string
+	lim       *limiters
 }
 
 // Deps are the server's collaborators.
@@ -63,7 +65,8 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 		h, _ := HashPassword(randomToken()[:32])
 		return h
 	})
-	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, hub: d.Hub, broker: d.Broker, expiry: d.Expirer, log: d.Log, decoyHash: decoy}, nil
+	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, hub: d.Hub, broker: d.Broker, expiry: d.Expirer, log: d.Log, decoyHash: decoy,
+		lim: newLimiters(cfg.Limits)}, nil
 }
 
 // NewPublisher returns the runner.Publisher that renders each event once and
