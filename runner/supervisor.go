@@ -22,6 +22,7 @@ type Supervisor struct {
 	broker     *askuser.Broker
 	log        *slog.Logger
 	runtimeDir string        // where per-run ask_user config files live
+	runEnded   func()        // told after each run ends (may be nil)
 	slots      *slots        // the cap on live processes and the line for it
 	queueObs   QueueObserver // nil: nobody is told about the line
 
@@ -40,6 +41,9 @@ type Deps struct {
 	Broker     *askuser.Broker
 	Log        *slog.Logger
 	RuntimeDir string
+	// RunEnded, if set, is called after each run has ended: asks it left
+	// open are detached from then on (see server.Expirer). It must not block.
+	RunEnded func()
 	// MaxRuns caps the live claude processes; 0 = no cap. A session that
 	// needs a process when all are taken waits in line (see slots.go).
 	MaxRuns int
@@ -50,7 +54,7 @@ type Deps struct {
 // Shutdown is called.
 func NewSupervisor(ctx context.Context, d Deps) *Supervisor {
 	return &Supervisor{cfg: d.Config, journal: d.Journal, pub: d.Publisher, broker: d.Broker,
-		log: d.Log, runtimeDir: d.RuntimeDir, ctx: ctx, runs: map[string]*Run{},
+		log: d.Log, runtimeDir: d.RuntimeDir, runEnded: d.RunEnded, ctx: ctx, runs: map[string]*Run{},
 		slots: &slots{max: d.MaxRuns}, queueObs: d.Queue}
 }
 
@@ -59,6 +63,9 @@ type Options struct {
 	Spec
 	RelayURL   string        // loopback URL of the ask relay; "" = no ask_user tool
 	AskTimeout time.Duration // how long an ask_user question waits
+	// AskMaxTimeout is the longest wait the model may choose for one
+	// ask_user call ("timeout"); 0 = AskTimeout.
+	AskMaxTimeout time.Duration
 	// PermissionTimeout is how long permission, plan and AskUserQuestion
 	// asks wait before they are denied; 0 = no deadline.
 	PermissionTimeout time.Duration
@@ -247,7 +254,7 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	r := &Run{seq: last, spec: o.Spec, journal: s.journal, pub: s.pub, broker: s.broker,
-		askTimeout: o.AskTimeout, permTimeout: o.PermissionTimeout, idleTimeout: o.IdleTimeout, started: o.Resume,
+		askTimeout: o.AskTimeout, askMaxTimeout: o.AskMaxTimeout, permTimeout: o.PermissionTimeout, idleTimeout: o.IdleTimeout, started: o.Resume,
 		cmds: make(chan command), lines: make(chan Line), writes: make(chan []byte, 64),
 		exited: make(chan exitInfo, 1), done: make(chan struct{}), finished: make(chan struct{}),
 		cancel: cancel, pending: map[string]pendingAsk{}, plans: map[string]string{}}
@@ -257,7 +264,7 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 	if o.RelayURL != "" {
 		token := askuser.NewToken()
 		path, err := askuser.WriteConfig(s.runtimeDir, askuser.Config{URL: o.RelayURL, Token: token,
-			TimeoutSeconds: int(o.AskTimeout / time.Second)})
+			TimeoutSeconds: int(o.AskTimeout / time.Second), MaxTimeoutSeconds: int(o.AskMaxTimeout / time.Second)})
 		if err != nil {
 			cancel()
 			return nil, fmt.Errorf("write ask_user config: %w", err)
@@ -296,6 +303,9 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 		}
 		s.mu.Unlock()
 		s.releaseSlot()
+		if s.runEnded != nil {
+			s.runEnded()
+		}
 		if r.resumeFailed && len(r.unconfirmed) > 0 {
 			s.wg.Add(1)
 			go func() { defer s.wg.Done(); s.startFresh(o, r.unconfirmed) }()

@@ -27,6 +27,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /projects/{id}/delete", s.handleProjectDelete())
 	mux.Handle("GET /projects/{id}/settings", s.handleSettings())
 	mux.Handle("POST /projects/{id}/settings", s.handleSettingsSave())
+	mux.Handle("POST /projects/{id}/settings/asks", s.handleAskSettingsSave())
 	mux.Handle("POST /projects/{id}/settings/members", s.handleMemberAdd())
 	mux.Handle("POST /projects/{id}/settings/members/{uid}", s.handleMemberRole())
 	mux.Handle("POST /projects/{id}/settings/members/{uid}/remove", s.handleMemberRemove())

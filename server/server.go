@@ -41,6 +41,7 @@ type Server struct {
 	sup    *runner.Supervisor
 	hub    *Hub
 	broker *askuser.Broker
+	expiry *Expirer // nil when asks never expire (tests)
 	log    *slog.Logger
 	// decoyHash is a bcrypt hash compared against when a login names no
 	// account, made on first use (it takes a quarter of a second).
@@ -55,6 +56,7 @@ type Deps struct {
 	Hub        *Hub
 	Broker     *askuser.Broker
 	Log        *slog.Logger
+	Expirer    *Expirer // optional: told when a project's expiry setting changes
 }
 
 // New returns a Server.
@@ -63,7 +65,7 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 		h, _ := HashPassword(randomToken()[:32])
 		return h
 	})
-	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, hub: d.Hub, broker: d.Broker, log: d.Log, decoyHash: decoy,
+	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, hub: d.Hub, broker: d.Broker, expiry: d.Expirer, log: d.Log, decoyHash: decoy,
 		lim: newLimiters(cfg.Limits)}, nil
 }
 
@@ -114,6 +116,11 @@ func (s *Server) runOptions(ctx context.Context, sess store.Session) (runner.Opt
 	if p.AskTimeoutSeconds > 0 {
 		o.AskTimeout = time.Duration(p.AskTimeoutSeconds) * time.Second
 	}
+	as, err := s.st.AskSettingsOf(ctx, p.ID)
+	if err != nil {
+		return runner.Options{}, err
+	}
+	o.AskMaxTimeout = time.Duration(as.MaxAskTimeoutSeconds) * time.Second
 	if s.cfg.ClaudeConfigDir != "" {
 		o.ConfigDir = s.cfg.ClaudeConfigDir
 	}

@@ -147,20 +147,28 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	if err := os.MkdirAll(runtimeDir, 0o700); err != nil {
 		return fmt.Errorf("runtime dir: %w", err)
 	}
+	// Config files of runs that a crash left behind hold dead tokens; no
+	// run is live yet, so every one of them is stale.
+	if n, err := askuser.SweepConfigs(runtimeDir); err != nil {
+		return err
+	} else if n > 0 {
+		log.Info("removed ask_user config files left by an earlier run", "files", n)
+	}
 	broker := askuser.NewBroker()
 	hub := server.NewHub()
+	expiry := server.NewExpirer(st, log)
 	runCtx, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRuns()
 	sup := runner.NewSupervisor(runCtx, runner.Deps{
 		Config:  runner.Config{ClaudeBin: claude, SelfExe: self, Env: os.Environ()},
 		Journal: server.NewJournal(st), Publisher: server.NewPublisher(hub),
-		Broker: broker, Log: log, RuntimeDir: runtimeDir,
+		Broker: broker, Log: log, RuntimeDir: runtimeDir, RunEnded: expiry.Kick,
 		MaxRuns: c.MaxRuns, Queue: server.NewQueueObserver(hub),
 	})
 	srv, err := server.New(ctx, server.Config{DataDir: c.DataDir, ClaudeConfigDir: c.ClaudeConfigDir,
 		AskTimeout: c.AskTimeout, IdleTimeout: c.IdleTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies,
 		Limits: c.Limits, RelayURL: "http://" + relayLn.Addr().String() + "/ask"},
-		server.Deps{Store: st, Supervisor: sup, Hub: hub, Broker: broker, Log: log})
+		server.Deps{Store: st, Supervisor: sup, Hub: hub, Broker: broker, Log: log, Expirer: expiry})
 	if err != nil {
 		return err
 	}
@@ -172,6 +180,8 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	g.Go(func() error { return hub.Run(hubCtx) })
 	g.Go(func() error { return serveHTTP(web, ln) })
 	g.Go(func() error { return serveHTTP(relay, relayLn) })
+	g.Go(func() error { return expiry.Run(gctx, sup) })
+	g.Go(func() error { return srv.ListenAnswers(gctx) })
 	g.Go(func() error {
 		<-gctx.Done()
 		// Runs first: their last events reach Postgres and the hub before
