@@ -85,8 +85,12 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	fs.BoolVar(&c.AskUser, "ask-user", c.AskUser, "offer Claude the ask_user tool (env PARLEY_ASK_USER=off disables)")
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", c.SecureCookies, "mark cookies Secure even on plain HTTP, for a TLS proxy in front (env PARLEY_SECURE_COOKIES=1)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env PARLEY_LOG_LEVEL)")
+	limitFlags(fs, &c)
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if c.MaxRuns < 1 {
+		return c, errors.New("the cap on live claude processes (max-runs) must be at least 1")
 	}
 	if c.AskTimeout < time.Second {
 		return c, errors.New("the ask timeout must be at least one second")
