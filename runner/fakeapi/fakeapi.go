@@ -179,6 +179,7 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	req.Header = r.Header.Clone()
 	if isSide(req) {
 		s.mu.Lock()
 		s.side = append(s.side, req)
