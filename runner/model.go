@@ -40,3 +40,10 @@ func (s *Supervisor) LimitReached(sessionID, text string) {
 		r.post(noticeCmd{level: "error", text: text})
 	}
 }
+
+// Spec is what the run was started with (its ask_user config file, its
+// model token).
+func (r *Run) Spec() Spec { return r.spec }
+
+// Pid is the process id of the run's claude.
+func (r *Run) Pid() int { return r.proc.cmd.Process.Pid }
