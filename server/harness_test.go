@@ -63,7 +63,7 @@ type envOptions struct {
 	quiet      bool     // log warnings and errors only
 	askUserOff bool     // the server-wide ask_user switch is off
 	pingPeriod time.Duration
-	isolated   bool          // runs get per-project uids (needs root; skipped otherwise)
+	isolated   bool           // runs get per-project uids (needs root; skipped otherwise)
 	gateway    gateway.Config // limits of the model gateway (its upstream is the fake model)
 }
 
@@ -110,7 +110,7 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	}
 	rc := runner.Config{ClaudeBin: claude, SelfExe: self, Gateway: gw,
 		Env: append(append(runner.BaseEnv(os.Environ()), fake.Env(filepath.Join(dir, "claude"))...), o.env...)}
-	if o.isolated {
+	if o.isolated || os.Getenv("PARLEY_TEST_ISOLATE") == "1" {
 		e.confine(&rc)
 	}
 	e.sup = runner.NewSupervisor(ctx, runner.Deps{
