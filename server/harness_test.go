@@ -63,6 +63,8 @@ type envOptions struct {
 	quiet      bool     // log warnings and errors only
 	askUserOff bool     // the server-wide ask_user switch is off
 	pingPeriod time.Duration
+	limits     Limits         // per-user limits; zero = none
+	maxRuns    int            // cap on live claude processes; 0 = none
 	isolated   bool           // runs get per-project uids (needs root; skipped otherwise)
 	gateway    gateway.Config // limits of the model gateway (its upstream is the fake model)
 }
@@ -116,10 +118,11 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	e.sup = runner.NewSupervisor(ctx, runner.Deps{
 		Config:  rc,
 		Journal: NewJournal(st), Publisher: NewPublisher(hub), Broker: e.broker, Log: log, RuntimeDir: e.runtimeDir(),
+		MaxRuns: o.maxRuns, Queue: NewQueueObserver(hub),
 	})
 	e.relay = httptest.NewServer(nil)
 	e.srv, err = New(ctx, Config{DataDir: dir, AskTimeout: o.askTimeout, AskUserEnabled: !o.askUserOff, PingPeriod: o.pingPeriod,
-		RelayURL: e.relay.URL + "/ask", ModelURL: e.relay.URL}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Broker: e.broker, Log: log, Gateway: gw})
+		RelayURL: e.relay.URL + "/ask", ModelURL: e.relay.URL, Limits: o.limits}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Broker: e.broker, Log: log, Gateway: gw})
 	if err != nil {
 		t.Fatal(err)
 	}

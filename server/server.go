@@ -33,6 +33,7 @@ type Config struct {
 	RelayURL       string // loopback URL the ask relay listens on
 	ModelURL       string // loopback base URL of the model gateway; "" = runs use the environment's
 	SecureCookies  bool   // set Secure on cookies even without TLS here (a TLS proxy in front)
+	Limits         Limits // per-user limits (limits.go); the zero value limits nothing
 }
 
 // Server holds what the handlers need.
@@ -43,10 +44,12 @@ type Server struct {
 	hub    *Hub
 	broker *askuser.Broker
 	gw     http.Handler
+	expiry *Expirer // nil when asks never expire (tests)
 	log    *slog.Logger
 	// decoyHash is a bcrypt hash compared against when a login names no
 	// account, made on first use (it takes a quarter of a second).
 	decoyHash func() string
+	lim       *limiters
 }
 
 // Deps are the server's collaborators.
@@ -57,6 +60,7 @@ type Deps struct {
 	Broker     *askuser.Broker
 	Log        *slog.Logger
 	Gateway    http.Handler // the model gateway, served on the relay listener; nil = none
+	Expirer    *Expirer     // optional: told when a project's expiry setting changes
 }
 
 // New returns a Server.
@@ -65,7 +69,8 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 		h, _ := HashPassword(randomToken()[:32])
 		return h
 	})
-	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, hub: d.Hub, broker: d.Broker, gw: d.Gateway, log: d.Log, decoyHash: decoy}, nil
+	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, hub: d.Hub, broker: d.Broker, expiry: d.Expirer, gw: d.Gateway, log: d.Log, decoyHash: decoy,
+		lim: newLimiters(cfg.Limits)}, nil
 }
 
 // NewPublisher returns the runner.Publisher that renders each event once and
@@ -123,6 +128,11 @@ func (s *Server) runOptions(ctx context.Context, sess store.Session) (runner.Opt
 	if p.AskTimeoutSeconds > 0 {
 		o.AskTimeout = time.Duration(p.AskTimeoutSeconds) * time.Second
 	}
+	as, err := s.st.AskSettingsOf(ctx, p.ID)
+	if err != nil {
+		return runner.Options{}, err
+	}
+	o.AskMaxTimeout = time.Duration(as.MaxAskTimeoutSeconds) * time.Second
 	if s.cfg.ClaudeConfigDir != "" {
 		o.ConfigDir = s.cfg.ClaudeConfigDir
 	}
