@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -49,4 +50,13 @@ func joinPrompt(parts ...string) string {
 		}
 	}
 	return strings.Join(set, "\n\n")
+}
+
+// runEUID is the effective uid runs have: Parley's own, or, when runs are
+// confined to per-project uids, some unprivileged one.
+func (s *Server) runEUID() int {
+	if s.cfg.RunsConfined {
+		return 65534
+	}
+	return os.Geteuid()
 }

@@ -32,8 +32,11 @@ type Config struct {
 	AskUserEnabled bool   // server-wide switch for the ask_user tool
 	RelayURL       string // loopback URL the ask relay listens on
 	ModelURL       string // loopback base URL of the model gateway; "" = runs use the environment's
-	SecureCookies  bool   // set Secure on cookies even without TLS here (a TLS proxy in front)
-	Limits         Limits // per-user limits (limits.go); the zero value limits nothing
+	// RunsConfined says runs start as their project's own uid, not as
+	// Parley's (root): the CLI then allows bypassPermissions.
+	RunsConfined  bool
+	SecureCookies bool   // set Secure on cookies even without TLS here (a TLS proxy in front)
+	Limits        Limits // per-user limits (limits.go); the zero value limits nothing
 }
 
 // Server holds what the handlers need.
