@@ -184,20 +184,24 @@ func own(dir string, uid int, always bool) error {
 	return nil
 }
 
-// Install makes the program at path startable by every project's uid: a
-// hard link (or, across file systems, a copy) in the data directory's bin/,
-// mode 0755. It returns the new path.
+// Install makes the program at path startable by every project's uid. A
+// program others can already reach and run (say /usr/local/bin/claude) is
+// used where it is; any other gets a hard link (or, across file systems, a
+// copy) in the data directory's bin/, mode 0755. It returns the path to use.
 func (s *Sandbox) Install(path, name string) (string, error) {
 	src, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return "", fmt.Errorf("install %s: %w", name, err)
 	}
-	dst := filepath.Join(s.binDir, name)
 	sfi, err := os.Stat(src)
 	if err != nil {
 		return "", fmt.Errorf("install %s: %w", name, err)
 	}
-	if dfi, err := os.Stat(dst); err == nil && os.SameFile(sfi, dfi) {
+	if sfi.Mode().Perm()&0o005 == 0o005 && checkEnterable(src) == nil {
+		return src, nil
+	}
+	dst := filepath.Join(s.binDir, name)
+	if dfi, err := os.Stat(dst); err == nil && (os.SameFile(sfi, dfi) || sameCopy(sfi, dfi)) {
 		return dst, os.Chmod(dst, 0o755)
 	}
 	tmp := dst + ".new"
@@ -206,12 +210,21 @@ func (s *Sandbox) Install(path, name string) (string, error) {
 		if err := copyFile(src, tmp); err != nil {
 			return "", fmt.Errorf("install %s: %w", name, err)
 		}
+		// The copy keeps the original's time, so the next start knows it.
+		if err := os.Chtimes(tmp, sfi.ModTime(), sfi.ModTime()); err != nil {
+			return "", fmt.Errorf("install %s: %w", name, err)
+		}
 	}
 	if err := os.Rename(tmp, dst); err != nil {
 		os.Remove(tmp)
 		return "", fmt.Errorf("install %s: %w", name, err)
 	}
 	return dst, os.Chmod(dst, 0o755)
+}
+
+// sameCopy reports whether dst looks like a copy Install made of src.
+func sameCopy(src, dst os.FileInfo) bool {
+	return src.Size() == dst.Size() && src.ModTime().Equal(dst.ModTime())
 }
 
 func copyFile(src, dst string) error {

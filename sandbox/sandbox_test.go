@@ -116,6 +116,11 @@ func TestInstall(t *testing.T) {
 			t.Errorf("installed %s: uid %d mode %v", got, u, perm)
 		}
 	}
+	// One others can already run is used where it is.
+	sh, _ := filepath.EvalSymlinks("/bin/sh")
+	if got, err := sb.Install("/bin/sh", "sh"); err != nil || got != sh {
+		t.Errorf("Install(/bin/sh) = %s, %v; want it used in place", got, err)
+	}
 	// A project's uid can run it though the original's directory is private.
 	cmd := exec.Command(filepath.Join(dir, "data", "bin", "prog"))
 	setCredential(cmd, 200001)
