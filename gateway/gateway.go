@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -19,6 +20,9 @@ import (
 	"sync"
 	"time"
 )
+
+// maxRequestBytes bounds a forwarded request body.
+const maxRequestBytes = 32 << 20
 
 // DefaultUpstream is the Anthropic API, used when no upstream is configured.
 const DefaultUpstream = "https://api.anthropic.com"
@@ -88,6 +92,10 @@ func New(cfg Config, sink UsageSink, notify Notifier, log *slog.Logger) (*Gatewa
 		FlushInterval:  -1,
 		ModifyResponse: g.countUsage,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				writeError(w, http.StatusRequestEntityTooLarge, "request_too_large", "The request is larger than 32 MB.", false)
+				return
+			}
 			g.log.Warn("model upstream failed", "err", err, "path", r.URL.Path)
 			writeError(w, http.StatusBadGateway, "api_error", "Parley's model gateway could not reach the model API.", true)
 		},
@@ -133,6 +141,8 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusTooManyRequests, "rate_limit_error", msg, false)
 		return
 	}
+	// The Messages API takes up to 32 MB a request; nothing larger is forwarded.
+	r.Body = http.MaxBytesReader(w, r.Body, maxRequestBytes)
 	r = r.WithContext(context.WithValue(r.Context(), grantKey{}, gr))
 	g.proxy.ServeHTTP(w, r)
 }

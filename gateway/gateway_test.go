@@ -47,6 +47,9 @@ func upstream(t *testing.T, release chan struct{}) (*httptest.Server, *http.Head
 	var got http.Header
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got = r.Header.Clone()
+		if _, err := io.Copy(io.Discard, r.Body); err != nil {
+			return
+		}
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":12,\"cache_read_input_tokens\":3,\"output_tokens\":1}}}\n\n")
 		w.(http.Flusher).Flush()
@@ -196,5 +199,25 @@ func TestGatewayLimits(t *testing.T) {
 	if len(notices) != 2 || !strings.HasPrefix(notices[0], "sa: ann has reached the limit of 2") ||
 		!strings.HasPrefix(notices[1], "sb: This project has reached its limit of 3") {
 		t.Errorf("notices = %q", notices)
+	}
+}
+
+func TestGatewayRefusesOversizedRequests(t *testing.T) {
+	release := make(chan struct{})
+	close(release)
+	up, _ := upstream(t, release)
+	g, _ := New(Config{Upstream: up.URL}, nil, nil, slog.New(slog.DiscardHandler))
+	front := httptest.NewServer(g)
+	defer front.Close()
+	token, _ := g.Admit(1, "s", nil)
+	req, _ := http.NewRequest("POST", front.URL+"/v1/messages", strings.NewReader(strings.Repeat("x", maxRequestBytes+1)))
+	req.Header.Set("X-Api-Key", token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("status %d, want 413", resp.StatusCode)
 	}
 }
