@@ -72,6 +72,12 @@ type Options struct {
 	// IdleTimeout ends the process after this long without a turn or an
 	// open ask; the next message resumes the session. 0 = never.
 	IdleTimeout time.Duration
+	// ModelURL is the model gateway's base URL; with Config.Gateway set, the
+	// run's model traffic goes there with a token of its own.
+	ModelURL string
+	// Notices are recorded in the session when the run starts (workspace
+	// files Parley refused to read, say).
+	Notices []string
 }
 
 // Live returns the session's live run, if there is one.
@@ -272,7 +278,9 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 		r.spec.AskConfigPath = path
 		unregister = s.broker.Register(token, r)
 	}
+	revokeModel := s.admitModel(r, o)
 	cleanup := func() {
+		revokeModel()
 		if unregister != nil {
 			unregister()
 		}
@@ -295,6 +303,9 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 	r.log = r.log.With("run_id", r.id, "pid", p.cmd.Process.Pid)
 	r.log.Info("claude started", "resume", o.Resume)
 	r.recordJSON(ctx, TypeRunStarted, map[string]any{"pid": p.cmd.Process.Pid, "run_id": r.id, "resume": o.Resume})
+	for _, n := range o.Notices {
+		r.notice(ctx, "warn", n)
+	}
 	r.onEnd = func() {
 		cleanup()
 		s.mu.Lock()

@@ -53,5 +53,8 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) RelayHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("POST /ask", askuser.RelayHandler(s.broker))
+	if s.gw != nil {
+		mux.Handle("/", s.gw) // the model gateway: each run's ANTHROPIC_BASE_URL
+	}
 	return mux
 }
