@@ -219,34 +219,6 @@ func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter
 	return s.startWithSlot(ctx, sessionID, start)
 }
 
-// startWithSlot starts the session's process in a slot already taken,
-// which the run gives back when it ends (or at once, when it is not
-// started after all).
-func (s *Supervisor) startWithSlot(ctx context.Context, sessionID string, start Starter) (*Run, error) {
-	o, err := start(ctx)
-	if err != nil {
-		s.releaseSlot()
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		s.releaseSlot()
-		return nil, errors.New("parley is shutting down")
-	}
-	if r, ok := s.runs[o.SessionID]; ok {
-		s.releaseSlot()
-		return r, nil // started meanwhile
-	}
-	r, err := s.start(o)
-	if err != nil {
-		s.releaseSlot()
-		return nil, err
-	}
-	s.runs[o.SessionID] = r
-	return r, nil
-}
-
 // start launches the process and the run's goroutines. Called with s.mu held.
 func (s *Supervisor) start(o Options) (*Run, error) {
 	// The log's last seq is read here, under s.mu and after the previous
