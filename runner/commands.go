@@ -21,6 +21,7 @@ func (c turnCmd) run(ctx context.Context, r *Run) error {
 		c.reply <- ErrRunEnded
 		return ErrRunEnded
 	}
+	r.worked = true
 	var err error
 	if c.resend {
 		err = r.writeTurn(ctx, sentTurn{text: c.text, by: c.by})
@@ -46,6 +47,7 @@ func (r *Run) writeTurn(ctx context.Context, t sentTurn) error {
 	if !r.initSeen {
 		r.unconfirmed = append(r.unconfirmed, t)
 	}
+	r.by.set(t.by)
 	err := r.write(ctx, map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": t.text}})
 	if err == nil {
 		r.turns++
@@ -120,6 +122,7 @@ func (c answerCmd) run(ctx context.Context, r *Run) error {
 		c.reply <- ErrRunEnded
 		return ErrRunEnded
 	}
+	r.worked = true
 	err := r.answer(ctx, c.id, c.resp)
 	c.reply <- err
 	return err

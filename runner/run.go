@@ -38,6 +38,7 @@ type Run struct {
 	onEnd         func()        // called by the loop once the run has ended
 	idleTimeout   time.Duration // end the process after this long with nothing to do; 0 = never
 	idle          *time.Timer   // owned by the loop
+	idleState                   // what the slot queue reads (slots.go)
 
 	// Owned by the loop goroutine.
 	seq      int64
@@ -55,6 +56,7 @@ type Run struct {
 	lastCost     float64 // the CLI's running total_cost_usd in this process
 	started      bool    // the CLI has created the session: resume next time
 	configDir    string
+	by           turnBy // who sent the running turn; read by the model gateway
 }
 
 type exitInfo struct {
@@ -112,11 +114,13 @@ func (r *Run) loop(ctx context.Context) {
 			}
 			r.handleLine(work, l)
 			r.armIdle()
+			r.markIdle()
 		case c := <-r.cmds:
 			if err := c.run(work, r); err != nil {
 				r.log.Debug("command failed", "err", err)
 			}
 			r.armIdle()
+			r.markIdle()
 		case x := <-r.exited:
 			r.finish(x)
 			return

@@ -113,10 +113,11 @@ type inboxConn struct {
 
 func (s *Server) handleInboxWS() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		conn, err := upgrader.Upgrade(w, r, nil)
-		if err != nil {
+		conn, release, ok := s.upgradeWS(w, r, s.viewer(r).ID)
+		if !ok {
 			return
 		}
+		defer release()
 		c := &inboxConn{s: s, conn: conn, r: r, v: s.viewer(r), list: r.URL.Query().Get("list") == "1",
 			shown: map[string]bool{}, out: make(chan Frame, 16)}
 		c.serve(r.Context())

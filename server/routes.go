@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"parley/askuser"
+	"parley/limit"
 	"parley/static"
 )
 
@@ -42,7 +43,8 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /inbox/ws", s.handleInboxWS())
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static.FS)))
 	mux.Handle("GET /healthz", s.handleHealth())
-	return s.checkOrigin(s.authenticate(s.checkCSRF(mux)))
+	return securityHeaders(limit.Body(defaultBodyBytes, bodyLimitFor, s.tooLarge,
+		refuseNUL(s, s.checkOrigin(s.authenticate(s.checkCSRF(mux))))))
 }
 
 // RelayHandler is the internal surface, served on a loopback listener only:
@@ -51,5 +53,8 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) RelayHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("POST /ask", askuser.RelayHandler(s.broker))
+	if s.gw != nil {
+		mux.Handle("/", s.gw) // the model gateway: each run's ANTHROPIC_BASE_URL
+	}
 	return mux
 }

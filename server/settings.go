@@ -70,7 +70,7 @@ func (s *Server) handleSettingsSave() http.Handler {
 			AskUserEnabled:    r.PostFormValue("ask_user_enabled") != "", Workspace: strings.TrimSpace(r.PostFormValue("workspace")),
 		}
 		c, errs := parseSettings(f)
-		if msg := modeRefusal(c, os.Geteuid(), os.Getenv); msg != "" {
+		if msg := modeRefusal(c, s.runEUID(), os.Getenv); msg != "" {
 			errs["permission_mode"] = msg
 		}
 		workspace := p.Workspace

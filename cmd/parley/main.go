@@ -44,7 +44,7 @@ Usage:
                               list accounts, set a password, delete an account
   parley project add NAME --owner EMAIL
                               create a project owned by EMAIL; "project list" lists them
-  parley sync-workspaces      regenerate every project's CLAUDE.md and .claude/settings.local.json
+  parley sync-workspaces      regenerate every project's generated CLAUDE.md
   parley asks [--user EMAIL]  list the open asks you can answer; "asks answer ID ..." answers one
 
 Run "parley <command> -h" for a command's flags and environment variables.
