@@ -147,20 +147,27 @@ func (s *Server) authorizeSession(ctx context.Context, r *http.Request, id strin
 	if !v.signedIn() {
 		return store.Session{}, v, errSignedOut
 	}
+	sess, err := s.authorizeSessionFor(ctx, v, id, act)
+	return sess, v, err
+}
+
+// authorizeSessionFor is authorizeSession for a viewer already known (an
+// API token's user): the same checks, the same errors.
+func (s *Server) authorizeSessionFor(ctx context.Context, v viewer, id string, act action) (store.Session, error) {
 	if !validUUID(id) {
-		return store.Session{}, v, errNotFound
+		return store.Session{}, errNotFound
 	}
 	sess, err := s.st.GetSession(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Session{}, v, errNotFound
+		return store.Session{}, errNotFound
 	}
 	if err != nil {
-		return store.Session{}, v, err
+		return store.Session{}, err
 	}
 	if _, err := s.checkAccess(ctx, v, sess.ProjectID, act); err != nil {
-		return store.Session{}, v, err
+		return store.Session{}, err
 	}
-	return sess, v, nil
+	return sess, nil
 }
 
 // checkAccess checks that v may do act in the project and returns v's role
