@@ -102,7 +102,8 @@ func tokenHash(token string) []byte {
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
-		if strings.HasPrefix(p, "/static/") || p == "/healthz" {
+		// /mcp authenticates each request by its API token (mcpapi), never by cookie.
+		if strings.HasPrefix(p, "/static/") || p == "/healthz" || p == "/mcp" {
 			next.ServeHTTP(w, r)
 			return
 		}

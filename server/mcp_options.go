@@ -171,3 +171,10 @@ func repliesOf(f askuser.Form, answers map[string]any) ([]askuser.Reply, error) 
 	}
 	return replies, nil
 }
+
+// askOverHTTP reports whether the project's runs reach ask_user at
+// Parley's own streamable HTTP endpoint rather than a child process.
+func (s *Server) askOverHTTP(ctx context.Context, projectID int64) (bool, error) {
+	m, err := s.st.ProjectMCPSettings(ctx, projectID)
+	return m.AskTransport == "http", err
+}

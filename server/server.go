@@ -5,6 +5,7 @@ package server
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -41,6 +42,7 @@ type Server struct {
 	hub    *Hub
 	broker *askuser.Broker
 	log    *slog.Logger
+	mcp    http.Handler // the MCP endpoint, /mcp
 	// decoyHash is a bcrypt hash compared against when a login names no
 	// account, made on first use (it takes a quarter of a second).
 	decoyHash func() string
@@ -61,7 +63,9 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 		h, _ := HashPassword(randomToken()[:32])
 		return h
 	})
-	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, hub: d.Hub, broker: d.Broker, log: d.Log, decoyHash: decoy}, nil
+	s := &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, hub: d.Hub, broker: d.Broker, log: d.Log, decoyHash: decoy}
+	s.mcp = s.MCPHandler(ctx)
+	return s, nil
 }
 
 // NewPublisher returns the runner.Publisher that renders each event once and
@@ -100,9 +104,13 @@ func (s *Server) runOptions(ctx context.Context, sess store.Session) (runner.Opt
 		return runner.Options{}, err
 	}
 	ask := s.cfg.AskUserEnabled && p.AskUserEnabled
+	settings, err := s.sessionSettings(ctx, sess, p.ProjectSettings)
+	if err != nil {
+		return runner.Options{}, err
+	}
 	o := runner.Options{
 		Spec: runner.Spec{SessionID: sess.ID, ProjectID: sess.ProjectID, ClaudeSessionID: sess.ClaudeSessionID, Resume: sess.ClaudeStarted,
-			Workspace: workspace, ConfigDir: ConfigDir(s.cfg.DataDir, p.ID), ExtraArgs: claudeArgs(p.ProjectSettings, ask)},
+			Workspace: workspace, ConfigDir: ConfigDir(s.cfg.DataDir, p.ID), ExtraArgs: claudeArgs(settings, ask)},
 		AskTimeout: s.cfg.AskTimeout, PermissionTimeout: s.cfg.PermissionTimeout, IdleTimeout: s.cfg.IdleTimeout,
 	}
 	if p.PermissionTimeoutSeconds > 0 {
@@ -116,6 +124,9 @@ func (s *Server) runOptions(ctx context.Context, sess store.Session) (runner.Opt
 	}
 	if ask {
 		o.RelayURL = s.cfg.RelayURL
+		if o.AskOverHTTP, err = s.askOverHTTP(ctx, p.ID); err != nil {
+			return runner.Options{}, err
+		}
 	}
 	return o, nil
 }
