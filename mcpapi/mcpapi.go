@@ -96,7 +96,7 @@ func New(ctx context.Context, s Sessions, a Authenticate, log *slog.Logger) *Ser
 		Instructions:       instructions,
 		SubscribeHandler:   srv.subscribe,
 		UnsubscribeHandler: srv.unsubscribe,
-		Logger:             log,
+		Logger:             quiet(log),
 	})
 	srv.addTools()
 	srv.addResources()
@@ -110,7 +110,7 @@ const instructions = `Parley runs Claude Code sessions for teams. create_session
 // time, so a revoked token fails at once.
 func (s *Server) Handler() http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
-		Logger:         s.log,
+		Logger:         quiet(s.log),
 		SessionTimeout: 30 * time.Minute,
 	})
 	return auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
@@ -139,3 +139,21 @@ func userOf(extra *mcp.RequestExtra) (User, bool) {
 	u, ok := extra.TokenInfo.Extra[userKey].(User)
 	return u, ok
 }
+
+// quiet passes on the SDK's warnings and errors only: it logs every
+// session and notification at Info.
+func quiet(l *slog.Logger) *slog.Logger { return slog.New(minLevel{l.Handler(), slog.LevelWarn}) }
+
+type minLevel struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= m.min && m.Handler.Enabled(ctx, l)
+}
+
+func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
+	return minLevel{m.Handler.WithAttrs(a), m.min}
+}
+func (m minLevel) WithGroup(n string) slog.Handler { return minLevel{m.Handler.WithGroup(n), m.min} }

@@ -1,7 +1,5 @@
 package mcpapi
 
-import "encoding/json"
-
 // CreateSessionInput is create_session's arguments.
 type CreateSessionInput struct {
 	Project         string   `json:"project" jsonschema:"the project, by name or id"`
@@ -60,11 +58,11 @@ type StatusOutput struct {
 type PendingInput struct {
 	InputID string `json:"inputId"`
 	// Type is permission, plan_review, user_question or ask_user.
-	Type        string          `json:"type"`
-	ToolName    string          `json:"toolName,omitempty"`
-	ToolInput   json.RawMessage `json:"toolInput,omitempty"`
-	Description string          `json:"description"`
-	Questions   []Question      `json:"questions,omitempty"`
+	Type        string         `json:"type"`
+	ToolName    string         `json:"toolName,omitempty"`
+	ToolInput   map[string]any `json:"toolInput,omitempty"`
+	Description string         `json:"description"`
+	Questions   []Question     `json:"questions,omitempty"`
 }
 
 // Question is one question of an ask, for respond's answers.

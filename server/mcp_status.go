@@ -128,7 +128,10 @@ func summarize(events []store.Event, lines int) mcpapi.StatusOutput {
 func pendingInput(in store.Input) mcpapi.PendingInput {
 	var p runner.AskPayload
 	_ = json.Unmarshal(in.Payload, &p)
-	pi := mcpapi.PendingInput{InputID: in.ID, ToolName: p.ToolName, ToolInput: p.Input}
+	pi := mcpapi.PendingInput{InputID: in.ID, ToolName: p.ToolName}
+	if len(p.Input) > 0 {
+		_ = json.Unmarshal(p.Input, &pi.ToolInput)
+	}
 	switch {
 	case in.Kind == runner.KindPlan:
 		pi.Type, pi.Description = "plan_review", "Claude asks to approve its plan:\n\n"+p.Plan
