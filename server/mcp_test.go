@@ -142,3 +142,27 @@ func TestMCPAuthorization(t *testing.T) {
 		t.Error("a made-up token connects")
 	}
 }
+
+// TestMCPInterrupt: interrupt is the page's Stop: the turn ends, reported
+// as interrupted, and the session takes the next message.
+func TestMCPInterrupt(t *testing.T) {
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	e := newEnv(t, fakeapi.Scenario{{Text: "Thinking hard", Hold: hold}, {Text: "Back again."}}, envOptions{})
+	opts, updates := updatesOf()
+	cs := e.mcpClient(e.apiToken(e.user), "2025-11-25", opts)
+	var created mcpapi.CreateSessionOutput
+	callOK(t, cs, "create_session", map[string]any{"project": "Test project", "prompt": "Think."}, &created)
+	if err := cs.Subscribe(t.Context(), &mcp.SubscribeParams{URI: mcpapi.SessionURI(created.SessionID)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.fake.WaitRequests(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	callOK(t, cs, "interrupt", map[string]any{"sessionId": created.SessionID}, nil)
+	waitStatus(t, cs, updates, created.SessionID, func(s mcpapi.StatusOutput) bool { return s.Status == "interrupted" })
+	callOK(t, cs, "send_message", map[string]any{"sessionId": created.SessionID, "message": "Go on."}, nil)
+	waitStatus(t, cs, updates, created.SessionID, func(s mcpapi.StatusOutput) bool {
+		return s.Status == "completed" && slices.Contains(s.Output, "Back again.")
+	})
+}
