@@ -22,11 +22,11 @@ func HTTPHandler(b *Broker) http.Handler {
 
 func httpHandler(b *Broker, heartbeat time.Duration) http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(r *http.Request) *mcp.Server {
-		a, ok := b.asker(bearerToken(r))
+		reg, ok := b.registration(bearerToken(r))
 		if !ok {
 			return nil
 		}
-		return newServer(&askTool{asker: a, heartbeat: heartbeat})
+		return newServer(&askTool{asker: reg.asker, heartbeat: heartbeat, cfg: reg.cfg})
 	}, &mcp.StreamableHTTPOptions{SessionTimeout: time.Hour})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, ok := b.asker(bearerToken(r)); !ok {

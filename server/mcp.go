@@ -121,6 +121,9 @@ func (b mcpBackend) SendMessage(ctx context.Context, u mcpapi.User, in mcpapi.Se
 	if err != nil {
 		return mcpapi.SendMessageOutput{}, mcpError(err)
 	}
+	if err := b.s.allowPrompt(v.ID); err != nil {
+		return mcpapi.SendMessageOutput{}, mcpError(err)
+	}
 	if err := b.s.sup.Prompt(ctx, sess.ID, b.s.starter(sess), text, v.Name); err != nil {
 		return mcpapi.SendMessageOutput{}, mcpError(err)
 	}

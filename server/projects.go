@@ -135,6 +135,9 @@ func (s *Server) handleSessionCreate() http.Handler {
 // what the page's form and the MCP tool create_session both do after
 // authorizing. opts, if not nil, are the session's own Claude options.
 func (s *Server) beginSession(ctx context.Context, p store.Project, v viewer, text string, opts *store.SessionOptions) (store.Session, error) {
+	if err := s.allowSession(v.ID); err != nil {
+		return store.Session{}, err
+	}
 	sess, err := s.st.CreateSessionBy(ctx, p.ID, title(text), v.Name, v.ID)
 	if err != nil {
 		return sess, err

@@ -9,6 +9,7 @@
 //	parley sync-workspaces  regenerate every project's workspace files
 //	parley token         add, list and revoke API tokens
 //	parley mcp           Parley's MCP tools over stdio, relayed to a server
+//	parley asks          list and answer open asks from a terminal
 package main
 
 import (
@@ -49,6 +50,7 @@ Usage:
   parley token add EMAIL [--name NAME] | list | revoke ID
                               API tokens for the MCP endpoint
   parley mcp                  Parley's MCP tools over stdio (PARLEY_URL, PARLEY_TOKEN)
+  parley asks [--user EMAIL]  list the open asks you can answer; "asks answer ID ..." answers one
 
 Run "parley <command> -h" for a command's flags and environment variables.
 `
@@ -76,6 +78,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return tokenCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "mcp":
 		return mcpCmd(ctx, args[1:], getenv, stdin, stdout, stderr)
+	case "asks":
+		return asksCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "sync-workspaces":
 		return syncWorkspaces(ctx, args[1:], getenv, stdout, stderr)
 	case "help", "-h", "--help":
