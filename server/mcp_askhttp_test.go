@@ -29,8 +29,8 @@ func TestAskUserOverParleyHTTP(t *testing.T) {
 	w.prompt("Ask me a colour.")
 	in := e.waitInput(w, s.ID)
 
-	ask, _ := filepath.Glob(filepath.Join(e.dataDir, "askuser-*.json"))
-	mcpCfg, _ := filepath.Glob(filepath.Join(e.dataDir, "mcp-*.json"))
+	ask, _ := filepath.Glob(filepath.Join(e.runtimeDir(), "askuser-*.json"))
+	mcpCfg, _ := filepath.Glob(filepath.Join(e.runtimeDir(), "mcp-*.json"))
 	if len(ask) != 0 || len(mcpCfg) != 1 {
 		t.Errorf("runtime files: askuser %v, mcp %v; want only an HTTP mcp config", ask, mcpCfg)
 	} else if b, err := os.ReadFile(mcpCfg[0]); err != nil || !strings.Contains(string(b), `"type":"http"`) || !strings.Contains(string(b), "/mcp-ask") {
