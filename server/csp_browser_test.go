@@ -107,6 +107,8 @@ func TestBrowserPagesWorkUnderCSPAndShowTheQueue(t *testing.T) {
 	close(hold) // A's turn ends and its slot goes to this session
 	var imgs, links int
 	step(t, ctx, "the queued message is answered",
+		// The final reply, rendered from markdown (the live one streams as text).
+		chromedp.WaitVisible(`#events .assistant:not(.live) .md a`, chromedp.ByQuery),
 		chromedp.Poll(`document.getElementById("events").innerText.includes("Here is the chart")`, nil),
 		chromedp.WaitNotVisible(`#slot-queue`, chromedp.ByID),
 		chromedp.Evaluate(`document.querySelectorAll("#events img").length`, &imgs),
