@@ -6,6 +6,7 @@
 #   - templ, at the version go.mod requires
 #   - PostgreSQL server binaries (Debian 12's `postgresql` is 15)
 #   - docker-compose, to validate docker-compose.yml without a Docker daemon
+#   - bubblewrap, which confines runs when Parley is not root (the attack suite tests it)
 # It is idempotent: each part is skipped when already in place. It writes the
 # variables the tests read to "$PARLEY_CACHE/env" (source it) and prints them.
 #
@@ -130,6 +131,16 @@ install_compose() {
 	apt_install docker-compose
 }
 
+# install_bwrap installs bubblewrap when bwrap is missing.
+install_bwrap() {
+	if command -v bwrap >/dev/null; then
+		log "bubblewrap already installed"
+		return
+	fi
+	log "installing bubblewrap"
+	apt_install bubblewrap
+}
+
 main() {
 	command -v go >/dev/null || die "go not found"
 	command -v node >/dev/null || die "node not found"
@@ -139,6 +150,7 @@ main() {
 	install_templ
 	install_postgres
 	install_compose
+	install_bwrap
 	write_env
 }
 

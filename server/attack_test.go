@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,10 @@ type attack struct {
 	name     string
 	command  string
 	mustNot  []string // any of these in the output means the attack worked
-	mustShow []string // the failure the output must show
+	mustShow []string // what the output must show
+	// failed: the output must show one of these (how the attack failed:
+	// a refusal with per-project uids, a missing path in bubblewrap).
+	failed []string
 	// approve: the CLI asks before this command (it writes into .claude/)
 	// and the member allows it, as a member may.
 	approve bool
@@ -30,8 +34,14 @@ type attack struct {
 // server, through the real CLI, as `parley serve` runs it as root
 // (per-project uids, the model gateway, no settings files). Project B has a
 // live run meanwhile. Each Bash call must fail to reach anything outside A,
-// and the server must stay healthy after each.
+// and the server must stay healthy after each. It runs with per-project
+// uids (Parley as root) and with bubblewrap (Parley as another user).
 func TestAttackSuite(t *testing.T) {
+	t.Run("uid", func(t *testing.T) { attackSuite(t, "uid") })
+	t.Run("bwrap", func(t *testing.T) { attackSuite(t, "bwrap") })
+}
+
+func attackSuite(t *testing.T, isolation string) {
 	// What `parley serve` has in its own environment and must not pass on.
 	t.Setenv("DATABASE_URL", "postgres://parley:db-password-in-env@db/parley")
 	t.Setenv("ANTHROPIC_API_KEY", upstreamKey)
@@ -47,7 +57,7 @@ func TestAttackSuite(t *testing.T) {
 		sc = append(sc, fakeapi.Step{ToolName: "Bash"}, fakeapi.Step{Text: "OUT " + fakeapi.ToolResultPlaceholder})
 	}
 	sc = append(sc, fakeapi.Step{Text: "A fresh session."})
-	e := newEnv(t, sc, envOptions{quiet: true, isolated: true})
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation})
 	hookMarker := filepath.Join(e.dataDir, "projects", fmt.Sprint(e.project.ID), "workspace", "HOOK_RAN")
 	a[len(a)-1] = plantAttack(hookMarker)
 
@@ -91,7 +101,7 @@ func TestAttackSuite(t *testing.T) {
 		t.Fatalf("B's run has no tokens to attack: %+v", specB)
 	}
 	vars := strings.NewReplacer("{WS_B}", wsB, "{DATA}", e.dataDir, "{TOKEN_FILE}", specB.AskConfigPath,
-		"{PID_B}", fmt.Sprint(runB.Pid()), "{TOKEN_B}", specB.ModelToken, "{DB_URL}", e.dbURL, "{PSQL}", psql())
+		"{PID_B}", fmt.Sprint(runB.Pid()), "{TOKEN_FILE_NAME}", filepath.Base(specB.AskConfigPath), "{TOKEN_B}", specB.ModelToken, "{DB_URL}", e.dbURL, "{PSQL}", psql())
 	for i := range a {
 		a[i].command = vars.Replace(a[i].command)
 		e.fake.SetStep(1+2*i, fakeapi.Step{ToolName: "Bash", ToolInput: map[string]any{"command": a[i].command}})
@@ -121,6 +131,9 @@ func TestAttackSuite(t *testing.T) {
 				t.Errorf("attack %q: the output lacks %q", at.name, want)
 			}
 		}
+		if len(at.failed) > 0 && !slices.ContainsFunc(at.failed, func(f string) bool { return strings.Contains(out, f) }) {
+			t.Errorf("attack %q: the output shows none of %q", at.name, at.failed)
+		}
 		e.healthy()
 	}
 
@@ -140,25 +153,26 @@ func TestAttackSuite(t *testing.T) {
 
 // attacks are the reads a member's Claude tries from project A.
 func attacks() []attack {
+	denied := []string{"Permission denied", "No such file or directory"}
 	return []attack{
 		{name: "print the environment", command: "env; echo END",
 			mustNot:  []string{"db-password-in-env", upstreamKey, "PARLEY_", "DATABASE_URL"},
 			mustShow: []string{"ANTHROPIC_API_KEY=parley-run-", "END"}},
 		{name: "read project B's workspace and CLAUDE.md",
-			command:  "cat {WS_B}/secret.txt; cat {WS_B}/CLAUDE.md; ls {WS_B}",
-			mustNot:  []string{"B-SECRET-FILE", "B-SECRET-INSTRUCTIONS"},
-			mustShow: []string{"Permission denied"}},
-		{name: "read the data directory", command: "ls {DATA}; ls {DATA}/projects; ls {DATA}/run",
-			mustNot:  []string{"workspace", "askuser-"},
-			mustShow: []string{"Permission denied"}},
+			command: "cat {WS_B}/secret.txt; cat {WS_B}/CLAUDE.md; ls {WS_B}",
+			mustNot: []string{"B-SECRET-FILE", "B-SECRET-INSTRUCTIONS"},
+			failed:  denied},
+		{name: "read the data directory", command: "ls {DATA}; ls {DATA}/projects; ls {DATA}/run; ls {WS_B}/..",
+			mustNot: []string{"{TOKEN_FILE_NAME}", "postgres", "secret.txt"},
+			failed:  denied},
 		{name: "read B's live run's tokens",
 			command: "cat {TOKEN_FILE}; tr '\\0' '\\n' < /proc/{PID_B}/environ; " +
 				"for p in /proc/[0-9]*; do cat $p/environ 2>/dev/null | tr '\\0' '\\n'; done | grep -E 'API_KEY|DATABASE' | sort -u",
-			mustNot:  []string{`"token"`, "{TOKEN_B}", upstreamKey, "db-password-in-env"},
-			mustShow: []string{"Permission denied"}},
+			mustNot: []string{`"token"`, "{TOKEN_B}", upstreamKey, "db-password-in-env"},
+			failed:  denied},
 		{name: "connect to the database", command: "{PSQL} '{DB_URL}' -c 'select email from users'",
-			mustNot:  []string{"you@example.com", "(1 row)"},
-			mustShow: []string{"Permission denied"}},
+			mustNot: []string{"you@example.com", "(1 row)"},
+			failed:  denied},
 	}
 }
 
