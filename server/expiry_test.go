@@ -88,3 +88,35 @@ func TestDetachedAskExpires(t *testing.T) {
 		t.Errorf("inbox entry says %q", listed)
 	}
 }
+
+// A detached ask of a session that has a live run again (a later message
+// resumed it) expires through that run, which numbers the event.
+func TestDetachedAskExpiresThroughTheLiveRun(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{
+		{Text: "Let me ask.", ToolName: askTool, ToolInput: colourQuestion(false)},
+	}, envOptions{quiet: true})
+	s := e.newSession()
+	w := e.dial(s.ID, 0)
+	w.prompt("pick a colour")
+	in := e.waitInput(w, s.ID)
+	e.waitTranscript(s, askTool)
+	e.sup.Stop(s.ID)
+	w.waitFor(60*time.Second, "process has ended since it asked")
+	w.prompt("never mind")
+	w.waitFor(60*time.Second, `class="item turn-result"`)
+	if _, live := e.sup.Live(s.ID); !live {
+		t.Fatal("no live run after the new message")
+	}
+	x := NewExpirer(e.st, e.srv.log)
+	x.now = func() time.Time { return time.Now().Add(8 * 24 * time.Hour) }
+	if _, err := x.Sweep(t.Context(), e.sup); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := e.st.GetInput(t.Context(), in.ID); got.Status != "expired" {
+		t.Fatalf("the ask is %q, want expired", got.Status)
+	}
+	w.waitFor(30*time.Second, "Question expired: nobody answered within 7 days")
+	// The run goes on numbering the log after the expiry.
+	w.prompt("and now?")
+	w.waitFor(60*time.Second, `class="item turn-result"`)
+}

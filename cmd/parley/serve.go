@@ -105,8 +105,12 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	fs.StringVar(&c.Isolation, "isolation", c.Isolation, "how runs are confined: uid (per-project uids, needs root), bwrap (bubblewrap), auto (uid as root, else bwrap if it works), off (env PARLEY_ISOLATION)")
 	fs.StringVar(&c.UIDRange, "uid-range", c.UIDRange, "uids for projects' runs, FIRST-LAST; project N runs as FIRST+N (env PARLEY_UID_RANGE)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env PARLEY_LOG_LEVEL)")
+	limitFlags(fs, &c)
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if c.MaxRuns < 1 {
+		return c, errors.New("the cap on live claude processes (max-runs) must be at least 1")
 	}
 	if !slices.Contains([]string{"auto", "uid", "bwrap", "off"}, c.Isolation) {
 		return c, fmt.Errorf("PARLEY_ISOLATION %q: want auto, uid, bwrap or off", c.Isolation)
