@@ -150,3 +150,19 @@ func TestNewRefusesAPrivateParent(t *testing.T) {
 		t.Fatal("New accepted a data directory inside a directory the runs cannot enter")
 	}
 }
+
+func TestConfineRefusesAnUnreachableWorkspace(t *testing.T) {
+	if !Available() {
+		t.Skip("needs root")
+	}
+	sb, err := New(filepath.Join(enterableTempDir(t), "data"), DefaultRange, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := filepath.Join(t.TempDir(), "repo") // t.TempDir is 0700: no other uid gets in
+	os.MkdirAll(ws, 0o755)
+	err = sb.Confine(exec.Command("true"), runner.Spec{ProjectID: 1, Workspace: ws})
+	if err == nil {
+		t.Fatal("Confine accepted a workspace the project's uid cannot reach")
+	}
+}
