@@ -159,10 +159,16 @@ func TestConfineRefusesAnUnreachableWorkspace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ws := filepath.Join(t.TempDir(), "repo") // t.TempDir is 0700: no other uid gets in
+	private, err := os.MkdirTemp("", "parley-private-") // 0700: no other uid gets in
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(private) })
+	ws := filepath.Join(private, "repo")
 	os.MkdirAll(ws, 0o755)
 	err = sb.Confine(exec.Command("true"), runner.Spec{ProjectID: 1, Workspace: ws})
 	if err == nil {
-		t.Fatal("Confine accepted a workspace the project's uid cannot reach")
+		fi, _ := os.Stat(filepath.Dir(ws))
+		t.Fatalf("Confine accepted a workspace the project's uid cannot reach (%s %v)", ws, fi.Mode())
 	}
 }
