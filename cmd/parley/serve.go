@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -101,7 +102,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", c.SecureCookies, "mark cookies Secure even on plain HTTP, for a TLS proxy in front (env PARLEY_SECURE_COOKIES=1)")
 	fs.IntVar(&c.ProjectRPM, "project-rpm", c.ProjectRPM, "model requests a minute per project, through the gateway (env PARLEY_PROJECT_RPM; 0 = no limit)")
 	fs.IntVar(&c.UserRPM, "user-rpm", c.UserRPM, "model requests a minute per user whose turn runs (env PARLEY_USER_RPM; 0 = no limit)")
-	fs.StringVar(&c.Isolation, "isolation", c.Isolation, "auto: per-project uids when running as root; off: runs share Parley's user (env PARLEY_ISOLATION)")
+	fs.StringVar(&c.Isolation, "isolation", c.Isolation, "how runs are confined: uid (per-project uids, needs root), bwrap (bubblewrap), auto (uid as root, else bwrap if it works), off (env PARLEY_ISOLATION)")
 	fs.StringVar(&c.UIDRange, "uid-range", c.UIDRange, "uids for projects' runs, FIRST-LAST; project N runs as FIRST+N (env PARLEY_UID_RANGE)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env PARLEY_LOG_LEVEL)")
 	limitFlags(fs, &c)
@@ -111,8 +112,8 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	if c.MaxRuns < 1 {
 		return c, errors.New("the cap on live claude processes (max-runs) must be at least 1")
 	}
-	if c.Isolation != "auto" && c.Isolation != "off" {
-		return c, fmt.Errorf("PARLEY_ISOLATION %q: want auto or off", c.Isolation)
+	if !slices.Contains([]string{"auto", "uid", "bwrap", "off"}, c.Isolation) {
+		return c, fmt.Errorf("PARLEY_ISOLATION %q: want auto, uid, bwrap or off", c.Isolation)
 	}
 	if c.AskTimeout < time.Second {
 		return c, errors.New("the ask timeout must be at least one second")
@@ -195,7 +196,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	srv, err := server.New(ctx, server.Config{DataDir: c.DataDir, ClaudeConfigDir: c.ClaudeConfigDir,
 		AskTimeout: c.AskTimeout, IdleTimeout: c.IdleTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies,
 		Limits: c.Limits, RelayURL: "http://" + relayLn.Addr().String() + "/ask", ModelURL: "http://" + relayLn.Addr().String(),
-		RunsConfined: rc.Sandbox != nil},
+		RunsConfined: isUIDSandbox(rc.Sandbox)},
 		server.Deps{Store: st, Supervisor: sup, Hub: hub, Broker: broker, Log: log, Expirer: expiry, Gateway: gw})
 	if err != nil {
 		return err
