@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"parley/mcpapi"
+	"parley/runner"
 	"parley/store"
 )
 
@@ -55,8 +56,9 @@ func mcpError(err error) error {
 	if errors.As(err, &ae) {
 		return err
 	}
-	if msg := userMessage(err); !strings.HasPrefix(msg, "That did not work") {
-		return &mcpapi.Error{Msg: msg} // an answer that does not fit its ask
+	var re *runner.AnswerError
+	if errors.As(err, &re) {
+		return &mcpapi.Error{Msg: re.Error()} // an answer that does not fit its ask
 	}
 	return err
 }
