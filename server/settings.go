@@ -229,6 +229,10 @@ func (s *Server) renderSettings(w http.ResponseWriter, r *http.Request, status i
 	for _, m := range members {
 		sv.Members = append(sv.Members, views.MemberRow{UserID: m.UserID, Email: m.Email, Name: m.Name, Role: m.Role})
 	}
+	if sv.MCP, err = s.mcpSettingsView(r.Context(), sv.ProjectID); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	_ = views.SettingsPage(sv).Render(r.Context(), w)
