@@ -172,10 +172,10 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	}
 	// Config files of runs that a crash left behind hold dead tokens; no
 	// run is live yet, so every one of them is stale.
-	if n, err := askuser.SweepConfigs(runtimeDir); err != nil {
+	if n, err := runner.SweepRunFiles(runtimeDir); err != nil {
 		return err
 	} else if n > 0 {
-		log.Info("removed ask_user config files left by an earlier run", "files", n)
+		log.Info("removed per-run ask_user config files left by an earlier run", "files", n)
 	}
 	broker := askuser.NewBroker()
 	hub := server.NewHub()
