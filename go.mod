@@ -15,6 +15,8 @@ require (
 	golang.org/x/sync v0.24.0
 )
 
+require github.com/prometheus/client_golang v1.25.0 // indirect
+
 require (
 	github.com/alecthomas/chroma/v2 v2.27.0
 	github.com/aymerick/douceur v0.2.0 // indirect
@@ -36,11 +38,11 @@ require (
 	github.com/yosida95/uritemplate/v3 v3.0.2 // indirect
 	github.com/yuin/goldmark v1.8.7
 	github.com/yuin/goldmark-highlighting/v2 v2.0.0-20230729083705-37449abec8cc
-	golang.org/x/crypto v0.53.0
-	golang.org/x/net v0.56.0 // indirect
-	golang.org/x/oauth2 v0.36.0 // indirect
-	golang.org/x/sys v0.47.0 // indirect
-	golang.org/x/term v0.44.0
-	golang.org/x/text v0.41.0 // indirect
+	golang.org/x/crypto v0.57.0
+	golang.org/x/net v0.59.0 // indirect
+	golang.org/x/oauth2 v0.37.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/term v0.46.0
+	golang.org/x/text v0.42.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 )

@@ -84,3 +84,12 @@ func (j journal) SessionChanged(ctx context.Context, sessionID string, c runner.
 	}
 	return nil
 }
+
+// AppendBatch implements runner.BatchJournal: one COPY and one commit.
+func (j journal) AppendBatch(ctx context.Context, evs []runner.Event) error {
+	list := make([]store.Event, len(evs))
+	for i, e := range evs {
+		list[i] = toStoreEvent(e)
+	}
+	return j.st.AppendEvents(ctx, list)
+}
