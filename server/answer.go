@@ -95,7 +95,7 @@ func (s *Server) answerAsk(ctx context.Context, r *http.Request, sessionID strin
 		return err
 	}
 	resp.By = v.Name
-	err = s.sup.Answer(ctx, sess.ID, s.starter(sess), f.InputID, resp)
+	err = s.runs.Answer(ctx, sess.ID, s.starter(sess), f.InputID, resp)
 	if errors.Is(err, runner.ErrRunEnded) || errors.Is(err, runner.ErrNotPending) || errors.Is(err, runner.ErrNotFound) {
 		return s.whyClosed(ctx, sess.ID, f.InputID)
 	}

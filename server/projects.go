@@ -126,7 +126,7 @@ func (s *Server) handleSessionCreate() http.Handler {
 			s.fail(w, r, err)
 			return
 		}
-		if err := s.sup.Prompt(r.Context(), sess.ID, s.starter(sess), text, v.Name); err != nil {
+		if err := s.runs.Prompt(r.Context(), sess.ID, s.starter(sess), text, v.Name); err != nil {
 			s.fail(w, r, err)
 			return
 		}

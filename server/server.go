@@ -38,6 +38,7 @@ type Server struct {
 	cfg    Config
 	st     *store.Store
 	sup    *runner.Supervisor
+	runs   Runs // where prompts, answers and stops go: the cluster, or sup
 	hub    *Hub
 	broker *askuser.Broker
 	log    *slog.Logger
@@ -50,9 +51,12 @@ type Server struct {
 type Deps struct {
 	Store      *store.Store
 	Supervisor *runner.Supervisor
-	Hub        *Hub
-	Broker     *askuser.Broker
-	Log        *slog.Logger
+	// Runs routes prompts, answers and stops to the replica that owns the
+	// session (cluster.Node); nil = the Supervisor, one replica.
+	Runs   Runs
+	Hub    *Hub
+	Broker *askuser.Broker
+	Log    *slog.Logger
 }
 
 // New returns a Server.
@@ -61,7 +65,11 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 		h, _ := HashPassword(randomToken()[:32])
 		return h
 	})
-	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, hub: d.Hub, broker: d.Broker, log: d.Log, decoyHash: decoy}, nil
+	runs := d.Runs
+	if runs == nil {
+		runs = d.Supervisor
+	}
+	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, runs: runs, hub: d.Hub, broker: d.Broker, log: d.Log, decoyHash: decoy}, nil
 }
 
 // NewPublisher returns the runner.Publisher that renders each event once and
@@ -79,6 +87,26 @@ func (p publisher) Publish(e runner.Event) {
 			// A poke, not a fragment: each inbox re-reads what its viewer may see.
 			p.hub.Publish(projectTopic(e.ProjectID), Frame{})
 		}
+	}
+}
+
+// Runs is what carries a member's prompts, answers and stops to a
+// session's process.
+type Runs interface {
+	Prompt(ctx context.Context, sessionID string, start runner.Starter, text, by string) error
+	Answer(ctx context.Context, sessionID string, start runner.Starter, inputID string, resp runner.Response) error
+	Interrupt(ctx context.Context, sessionID, by string) error
+}
+
+// SessionStarter gives the run options of a session known by id only (a
+// request another replica forwarded).
+func (s *Server) SessionStarter(sessionID string) runner.Starter {
+	return func(ctx context.Context) (runner.Options, error) {
+		sess, err := s.st.GetSession(ctx, sessionID)
+		if err != nil {
+			return runner.Options{}, err
+		}
+		return s.runOptions(ctx, sess)
 	}
 }
 

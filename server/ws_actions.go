@@ -101,7 +101,7 @@ func (c *wsConn) handle(ctx context.Context, m wsMessage) error {
 		if err != nil {
 			return err
 		}
-		if err := c.s.sup.Interrupt(ctx, sess.ID, v.Name); errors.Is(err, runner.ErrRunEnded) {
+		if err := c.s.runs.Interrupt(ctx, sess.ID, v.Name); errors.Is(err, runner.ErrRunEnded) {
 			return badRequest("Claude is not running in this session.")
 		} else if err != nil {
 			return err
@@ -120,7 +120,7 @@ func (c *wsConn) prompt(ctx context.Context, m wsMessage) error {
 	if err != nil {
 		return err
 	}
-	return c.s.sup.Prompt(ctx, sess.ID, c.s.starter(sess), text, v.Name)
+	return c.s.runs.Prompt(ctx, sess.ID, c.s.starter(sess), text, v.Name)
 }
 
 func (c *wsConn) answer(ctx context.Context, m wsMessage) error {

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"parley/askuser"
+	"parley/cluster"
 	"parley/runner"
 	"parley/server"
 	"parley/store"
@@ -36,6 +37,8 @@ type config struct {
 	AskUser         bool
 	SecureCookies   bool
 	LogLevel        string
+	LeaseTTL        time.Duration // replicas: how long a lapsed replica keeps its sessions
+	MetricsToken    string        // bearer token for /metrics from other hosts; "" = loopback only
 }
 
 // parseConfig reads the environment, then the flags.
@@ -59,6 +62,15 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 			return c, fmt.Errorf("PARLEY_ASK_TIMEOUT: %w", err)
 		}
 		c.AskTimeout = d
+	}
+	c.MetricsToken = getenv("PARLEY_METRICS_TOKEN")
+	c.LeaseTTL = 15 * time.Second
+	if v := getenv("PARLEY_LEASE_TTL"); v != "" {
+		d, err := parseSeconds(v)
+		if err != nil {
+			return c, fmt.Errorf("PARLEY_LEASE_TTL: %w", err)
+		}
+		c.LeaseTTL = d
 	}
 	if v := getenv("PARLEY_IDLE_TIMEOUT"); v != "" {
 		d, err := parseSeconds(v)
@@ -100,11 +112,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		return err
 	}
 	defer closeStore()
-	if n, err := st.RecoverAfterRestart(ctx); err != nil {
-		return err
-	} else if n > 0 {
-		log.Info("asks left open by the previous run stay open; answering one resumes its session", "inputs", n)
-	}
 	if err := firstAdminHint(ctx, st, c, log); err != nil {
 		return err
 	}
@@ -142,15 +149,24 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	hub := server.NewHub()
 	runCtx, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRuns()
+	// Run loops write through the store's own small pool.
 	sup := runner.NewSupervisor(runCtx, runner.Deps{
 		Config:  runner.Config{ClaudeBin: claude, SelfExe: self, Env: os.Environ()},
-		Journal: server.NewJournal(st), Publisher: server.NewPublisher(hub),
+		Journal: server.NewJournal(st.Live()), Publisher: server.NewPublisher(hub),
 		Broker: broker, Log: log, RuntimeDir: runtimeDir,
 	})
-	srv, err := server.New(ctx, server.Config{DataDir: c.DataDir, ClaudeConfigDir: c.ClaudeConfigDir,
+	var srv *server.Server
+	node := cluster.New(cluster.Config{TTL: c.LeaseTTL, DataDir: c.DataDir}, cluster.Deps{Store: st, Supervisor: sup,
+		Publisher: server.NewPublisher(hub), Log: log.With("replica", st.Replica()),
+		Starter: func(id string) runner.Starter { return srv.SessionStarter(id) }})
+	// A replica that starts takes over only replicas that lapsed.
+	if err := node.Join(ctx); err != nil {
+		return err
+	}
+	srv, err = server.New(ctx, server.Config{DataDir: c.DataDir, ClaudeConfigDir: c.ClaudeConfigDir,
 		AskTimeout: c.AskTimeout, IdleTimeout: c.IdleTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies,
 		RelayURL: "http://" + relayLn.Addr().String() + "/ask"},
-		server.Deps{Store: st, Supervisor: sup, Hub: hub, Broker: broker, Log: log})
+		server.Deps{Store: st, Supervisor: sup, Runs: node, Hub: hub, Broker: broker, Log: log})
 	if err != nil {
 		return err
 	}
@@ -160,13 +176,23 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	defer stopHub()
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return hub.Run(hubCtx) })
+	nodeCtx, stopNode := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopNode()
+	g.Go(func() error { return node.Run(nodeCtx) })
 	g.Go(func() error { return serveHTTP(web, ln) })
 	g.Go(func() error { return serveHTTP(relay, relayLn) })
 	g.Go(func() error {
 		<-gctx.Done()
-		// Runs first: their last events reach Postgres and the hub before
-		// the browsers are told to reconnect.
-		sup.Shutdown()
+		// Runs first (Leave ends them): their last events reach Postgres and
+		// the hub before the browsers are told to reconnect. Then the
+		// replica's leases go, and any replica takes each session on its
+		// next message.
+		lctx, lcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := node.Leave(lctx); err != nil {
+			log.Error("leave the cluster", "err", err)
+		}
+		lcancel()
+		stopNode()
 		stopHub()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
