@@ -90,6 +90,7 @@ func (c Config) start(ctx context.Context, s Spec) (*process, error) {
 		cmd.Env = append(cmd.Env, "ASK_USER_CONFIG="+s.AskConfigPath)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithParent(cmd.SysProcAttr)
 	cmd.Cancel = func() error {
 		// Signal the group, not just the leader: the CLI spawns MCP servers.
 		// SIGTERM first so the CLI can write its transcript (an answer

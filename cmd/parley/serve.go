@@ -198,7 +198,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		defer cancel()
 		return errors.Join(web.Shutdown(sctx), relay.Shutdown(sctx))
 	})
-	log.Info("parley listening", "url", "http://"+ln.Addr().String(), "claude", claude, "data_dir", c.DataDir)
+	log.Info("parley listening", "url", "http://"+ln.Addr().String(), "replica", st.Replica(), "claude", claude, "data_dir", c.DataDir)
 	return g.Wait()
 }
 
