@@ -412,3 +412,10 @@ func (c noticeCmd) run(ctx context.Context, r *Run) error {
 	r.notice(ctx, c.level, c.text)
 	return nil
 }
+
+// Count is the number of live runs.
+func (s *Supervisor) Count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.runs)
+}

@@ -102,7 +102,7 @@ func tokenHash(token string) []byte {
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
-		if strings.HasPrefix(p, "/static/") || p == "/healthz" {
+		if strings.HasPrefix(p, "/static/") || p == "/healthz" || p == "/readyz" || p == "/metrics" {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -41,6 +41,8 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /inbox/ws", s.handleInboxWS())
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static.FS)))
 	mux.Handle("GET /healthz", s.handleHealth())
+	mux.Handle("GET /readyz", s.handleReady())
+	mux.Handle("GET /metrics", s.handleMetrics())
 	return s.checkOrigin(s.authenticate(s.checkCSRF(mux)))
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"parley/askuser"
+	"parley/metrics"
 	"parley/runner"
 	"parley/store"
 )
@@ -31,6 +32,7 @@ type Config struct {
 	AskUserEnabled bool   // server-wide switch for the ask_user tool
 	RelayURL       string // loopback URL the ask relay listens on
 	SecureCookies  bool   // set Secure on cookies even without TLS here (a TLS proxy in front)
+	MetricsToken   string // bearer token for /metrics from non-loopback clients; "" = loopback only
 }
 
 // Server holds what the handlers need.
@@ -41,7 +43,9 @@ type Server struct {
 	runs   Runs // where prompts, answers and stops go: the cluster, or sup
 	hub    *Hub
 	broker *askuser.Broker
-	log    *slog.Logger
+	// metrics is served on /metrics; nil = none.
+	metrics *metrics.Metrics
+	log     *slog.Logger
 	// decoyHash is a bcrypt hash compared against when a login names no
 	// account, made on first use (it takes a quarter of a second).
 	decoyHash func() string
@@ -56,7 +60,9 @@ type Deps struct {
 	Runs   Runs
 	Hub    *Hub
 	Broker *askuser.Broker
-	Log    *slog.Logger
+	// Metrics is served on /metrics; nil = none.
+	Metrics *metrics.Metrics
+	Log     *slog.Logger
 }
 
 // New returns a Server.
@@ -69,18 +75,30 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 	if runs == nil {
 		runs = d.Supervisor
 	}
-	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, runs: runs, hub: d.Hub, broker: d.Broker, log: d.Log, decoyHash: decoy}, nil
+	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, runs: runs, hub: d.Hub, metrics: d.Metrics, broker: d.Broker, log: d.Log, decoyHash: decoy}, nil
 }
 
 // NewPublisher returns the runner.Publisher that renders each event once and
 // hands the frame to the hub.
 func NewPublisher(h *Hub) runner.Publisher { return publisher{hub: h} }
 
-type publisher struct{ hub *Hub }
+// NewMeteredPublisher is NewPublisher that also counts each event in m.
+func NewMeteredPublisher(h *Hub, m *metrics.Metrics) runner.Publisher {
+	return publisher{hub: h, metrics: m}
+}
+
+type publisher struct {
+	hub     *Hub
+	metrics *metrics.Metrics
+}
 
 func (p publisher) Publish(e runner.Event) {
 	r := &renderer{}
-	p.hub.Publish(e.SessionID, r.frame(context.Background(), []store.Event{toStoreEvent(e)}))
+	f := r.frame(context.Background(), []store.Event{toStoreEvent(e)})
+	f.Delta, f.IsDelta = deltaText(e.Type, e.Payload)
+	f.Born, f.Kind = e.CreatedAt, e.Type
+	p.metrics.Event(e.SessionID, e.Type, e.Payload, e.CreatedAt)
+	p.hub.Publish(e.SessionID, f)
 	switch e.Type {
 	case runner.TypeInputRequested, runner.TypeInputResolved, runner.TypeInputDetached:
 		if e.ProjectID != 0 {

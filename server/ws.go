@@ -59,6 +59,8 @@ func (c *wsConn) serve(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer c.conn.Close()
+	c.s.metrics.WSOpened()
+	defer c.s.metrics.WSClosed()
 	sub, err := c.s.hub.SubscribeAs(ctx, c.sess.ID, c.viewer)
 	if err != nil {
 		return
@@ -102,20 +104,8 @@ func (c *wsConn) writeLoop(ctx context.Context, sub *Subscription) error {
 				// reconnects (1012 = service restart) and catches up.
 				return c.close(websocket.CloseServiceRestart, "reconnect")
 			}
-			switch {
-			case f.Seq != 0 && f.Seq <= last:
-				continue
-			case f.Seq > last+1:
-				if last, err = c.catchUp(ctx, last); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := c.write(f.Data); err != nil {
+			if last, err = c.forward(ctx, sub, f, last); err != nil {
 				return err
-			}
-			if f.Seq != 0 {
-				last = f.Seq
 			}
 		case f := <-c.out:
 			if err := c.write(f.Data); err != nil {
@@ -137,22 +127,71 @@ func (c *wsConn) writeLoop(ctx context.Context, sub *Subscription) error {
 	}
 }
 
-// catchUp sends every event after seq from Postgres and returns the new last seq.
+// forward writes f and every frame already waiting behind it as one
+// message, skipping what the page has and filling any gap from Postgres:
+// every event is shown once, in order. It returns the new last seq.
+func (c *wsConn) forward(ctx context.Context, sub *Subscription, f Frame, last int64) (int64, error) {
+	var co coalescer
+	var err error
+	for n := 1; ; n++ {
+		switch {
+		case f.Seq != 0 && f.Seq <= last:
+		case f.Seq > last+1:
+			if b := co.take(); b != nil {
+				if err := c.write(b); err != nil {
+					return last, err
+				}
+			}
+			if last, err = c.catchUp(ctx, last); err != nil {
+				return last, err
+			}
+		default:
+			co.add(f)
+			c.s.metrics.FrameSent(c.sess.ID, f.Seq, f.Kind, f.Born)
+			if f.Seq != 0 {
+				last = f.Seq
+			}
+		}
+		if n >= maxCoalesce {
+			break
+		}
+		var ok bool
+		select {
+		case f, ok = <-sub.C:
+		default:
+		}
+		if !ok {
+			break // nothing waits; a closed channel is seen again by the caller
+		}
+	}
+	if b := co.take(); b != nil {
+		return last, c.write(b)
+	}
+	return last, nil
+}
+
+// catchUp sends every event after seq from Postgres, a page at a time
+// (memory stays bounded however long the log), and returns the new last seq.
 func (c *wsConn) catchUp(ctx context.Context, after int64) (int64, error) {
-	evs, err := c.s.st.EventsAfter(ctx, c.sess.ID, after, 0)
-	if err != nil || len(evs) == 0 {
+	completed, err := c.s.st.CompletedMessages(ctx, c.sess.ID, after)
+	if err != nil {
 		return after, err
 	}
-	r := newBacklogRenderer(evs)
-	for len(evs) > 0 {
-		n := min(backlogPage, len(evs))
-		f := r.frame(ctx, evs[:n])
+	r := newPagedRenderer(completed)
+	for {
+		evs, err := c.s.st.EventsAfter(ctx, c.sess.ID, after, backlogPage)
+		if err != nil || len(evs) == 0 {
+			return after, err
+		}
+		f := r.frame(ctx, evs)
 		if err := c.write(f.Data); err != nil {
 			return after, err
 		}
-		after, evs = f.Seq, evs[n:]
+		after = f.Seq
+		if len(evs) < backlogPage {
+			return after, nil
+		}
 	}
-	return after, nil
 }
 
 func (c *wsConn) write(b []byte) error {

@@ -5,14 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/golang-migrate/migrate/v4"
-	"github.com/google/uuid"
 	_ "github.com/golang-migrate/migrate/v4/database/pgx/v5" // registers the pgx5:// driver
 	"github.com/golang-migrate/migrate/v4/source/iofs"
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -200,4 +202,41 @@ func (s *Store) GetProject(ctx context.Context, id int64) (Project, error) {
 		return Project{}, fmt.Errorf("get project %d: %w", id, notFound(err))
 	}
 	return p, nil
+}
+
+// Ready reports whether the database answers and its schema is at the
+// newest migration this build embeds, not half-applied.
+func (s *Store) Ready(ctx context.Context) error {
+	var version int64
+	var dirty bool
+	if err := s.pool.QueryRow(ctx, `SELECT version, dirty FROM schema_migrations LIMIT 1`).Scan(&version, &dirty); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	want, err := newestMigration()
+	if err != nil {
+		return err
+	}
+	switch {
+	case dirty:
+		return fmt.Errorf("migration %d failed half-way", version)
+	case version < want:
+		return fmt.Errorf("schema at migration %d, this build needs %d", version, want)
+	}
+	return nil
+}
+
+// newestMigration is the highest version among the embedded migrations.
+func newestMigration() (int64, error) {
+	entries, err := fs.ReadDir(migrations.FS, ".")
+	if err != nil {
+		return 0, fmt.Errorf("read embedded migrations: %w", err)
+	}
+	var newest int64
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		if n, err := strconv.ParseInt(num, 10, 64); ok && err == nil && n > newest {
+			newest = n
+		}
+	}
+	return newest, nil
 }

@@ -18,6 +18,7 @@ import (
 
 	"parley/askuser"
 	"parley/cluster"
+	"parley/metrics"
 	"parley/runner"
 	"parley/server"
 	"parley/store"
@@ -149,24 +150,27 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	hub := server.NewHub()
 	runCtx, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRuns()
+	var sup *runner.Supervisor
+	met := metrics.New(func() int { return sup.Count() }, nil)
+	pub := server.NewMeteredPublisher(hub, met)
 	// Run loops write through the store's own small pool.
-	sup := runner.NewSupervisor(runCtx, runner.Deps{
+	sup = runner.NewSupervisor(runCtx, runner.Deps{
 		Config:  runner.Config{ClaudeBin: claude, SelfExe: self, Env: os.Environ()},
-		Journal: server.NewJournal(st.Live()), Publisher: server.NewPublisher(hub),
+		Journal: server.NewMeteredJournal(st.Live(), met), Publisher: pub,
 		Broker: broker, Log: log, RuntimeDir: runtimeDir,
 	})
 	var srv *server.Server
 	node := cluster.New(cluster.Config{TTL: c.LeaseTTL, DataDir: c.DataDir}, cluster.Deps{Store: st, Supervisor: sup,
-		Publisher: server.NewPublisher(hub), Log: log.With("replica", st.Replica()),
+		Publisher: pub, Log: log.With("replica", st.Replica()), TakenOver: met.TakenOver,
 		Starter: func(id string) runner.Starter { return srv.SessionStarter(id) }})
 	// A replica that starts takes over only replicas that lapsed.
 	if err := node.Join(ctx); err != nil {
 		return err
 	}
 	srv, err = server.New(ctx, server.Config{DataDir: c.DataDir, ClaudeConfigDir: c.ClaudeConfigDir,
-		AskTimeout: c.AskTimeout, IdleTimeout: c.IdleTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies,
+		AskTimeout: c.AskTimeout, IdleTimeout: c.IdleTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies, MetricsToken: c.MetricsToken,
 		RelayURL: "http://" + relayLn.Addr().String() + "/ask"},
-		server.Deps{Store: st, Supervisor: sup, Runs: node, Hub: hub, Broker: broker, Log: log})
+		server.Deps{Store: st, Supervisor: sup, Runs: node, Hub: hub, Broker: broker, Metrics: met, Log: log})
 	if err != nil {
 		return err
 	}
