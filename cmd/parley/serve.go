@@ -161,7 +161,8 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	})
 	var srv *server.Server
 	node := cluster.New(cluster.Config{TTL: c.LeaseTTL, DataDir: c.DataDir}, cluster.Deps{Store: st, Supervisor: sup,
-		Publisher: pub, Log: log.With("replica", st.Replica()), TakenOver: met.TakenOver,
+		// Unmetered: the owner's replica counts its events once.
+		Publisher: server.NewPublisher(hub), Log: log.With("replica", st.Replica()), TakenOver: met.TakenOver,
 		Starter: func(id string) runner.Starter { return srv.SessionStarter(id) }})
 	// A replica that starts takes over only replicas that lapsed.
 	if err := node.Join(ctx); err != nil {
