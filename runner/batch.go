@@ -57,9 +57,7 @@ func (r *Run) flush(ctx context.Context) {
 	err := r.appendBatch(wctx, evs)
 	cancel()
 	if err == nil {
-		for _, e := range evs {
-			r.pub.Publish(e)
-		}
+		r.publishBatch(evs)
 		return
 	}
 	r.log.Warn("write a batch of events; writing them one by one", "events", len(evs), "err", err)
@@ -72,6 +70,21 @@ func (r *Run) flush(ctx context.Context) {
 				r.log.Error("record unstorable line", "err", err)
 			}
 		}
+	}
+}
+
+// BatchPublisher is a Publisher that takes a written batch at once.
+type BatchPublisher interface {
+	PublishBatch(evs []Event)
+}
+
+func (r *Run) publishBatch(evs []Event) {
+	if bp, ok := r.pub.(BatchPublisher); ok && len(evs) > 1 {
+		bp.PublishBatch(evs)
+		return
+	}
+	for _, e := range evs {
+		r.pub.Publish(e)
 	}
 }
 

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"strings"
 
+	"parley/runner"
+	"parley/store"
 	"parley/views"
 )
 
@@ -77,4 +79,39 @@ func deltaText(typ string, payload []byte) (string, bool) {
 		return "", false
 	}
 	return s.Event.Delta.Text, true
+}
+
+// PublishBatch implements runner.BatchPublisher: a run loop's written batch
+// becomes one frame (its deltas one delta), so a burst of thousands of
+// lines costs each browser one queued frame, not thousands.
+func (p publisher) PublishBatch(evs []runner.Event) {
+	var co coalescer
+	r := &renderer{}
+	onlyDeltas := true
+	var text strings.Builder
+	for _, e := range evs {
+		f := r.frame(context.Background(), []store.Event{toStoreEvent(e)})
+		f.Delta, f.IsDelta = deltaText(e.Type, e.Payload)
+		f.Born, f.Kind = e.CreatedAt, e.Type
+		p.metrics.Event(e.SessionID, e.Type, e.Payload, e.CreatedAt)
+		co.add(f)
+		if f.IsDelta {
+			text.WriteString(f.Delta)
+		} else {
+			onlyDeltas = false
+		}
+	}
+	f := Frame{First: evs[0].Seq, Seq: evs[len(evs)-1].Seq, Data: co.take(), Born: evs[0].CreatedAt, Kind: "batch"}
+	if onlyDeltas {
+		f.IsDelta, f.Delta = true, text.String()
+	}
+	p.hub.Publish(evs[0].SessionID, f)
+	for _, e := range evs {
+		switch e.Type {
+		case runner.TypeInputRequested, runner.TypeInputResolved, runner.TypeInputDetached:
+			if e.ProjectID != 0 {
+				p.hub.Publish(projectTopic(e.ProjectID), Frame{})
+			}
+		}
+	}
 }

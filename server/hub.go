@@ -18,6 +18,8 @@ const presenceDelay = 50 * time.Millisecond
 type Frame struct {
 	Seq  int64
 	Data []byte
+	// First is the seq of the first event a batch frame shows (0: Seq).
+	First int64
 	// IsDelta marks a frame that only appends Delta, streamed text, to the
 	// live message: sockets merge runs of them (coalescer).
 	IsDelta bool
@@ -197,3 +199,11 @@ func (h *Hub) Publish(topic string, f Frame) {
 // every open inbox (and every page's ask counter) of a member listens to
 // the topics of the member's projects.
 func projectTopic(projectID int64) string { return "project:" + strconv.FormatInt(projectID, 10) }
+
+// first is the seq of the first event the frame shows.
+func (f Frame) first() int64 {
+	if f.First != 0 {
+		return f.First
+	}
+	return f.Seq
+}

@@ -136,7 +136,7 @@ func (c *wsConn) forward(ctx context.Context, sub *Subscription, f Frame, last i
 	for n := 1; ; n++ {
 		switch {
 		case f.Seq != 0 && f.Seq <= last:
-		case f.Seq > last+1:
+		case f.Seq != 0 && f.first() != last+1:
 			if b := co.take(); b != nil {
 				if err := c.write(b); err != nil {
 					return last, err
