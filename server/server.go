@@ -5,6 +5,7 @@ package server
 import (
 	"context"
 	"log/slog"
+	"runtime"
 	"sync"
 	"time"
 
@@ -45,7 +46,10 @@ type Server struct {
 	broker *askuser.Broker
 	// metrics is served on /metrics; nil = none.
 	metrics *metrics.Metrics
-	log     *slog.Logger
+	// replaySlots bounds the catch-up pages rendered at once, so a storm
+	// of page loads leaves CPU to the live streams.
+	replaySlots chan struct{}
+	log         *slog.Logger
 	// decoyHash is a bcrypt hash compared against when a login names no
 	// account, made on first use (it takes a quarter of a second).
 	decoyHash func() string
@@ -75,7 +79,8 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 	if runs == nil {
 		runs = d.Supervisor
 	}
-	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, runs: runs, hub: d.Hub, metrics: d.Metrics, broker: d.Broker, log: d.Log, decoyHash: decoy}, nil
+	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, runs: runs, hub: d.Hub, metrics: d.Metrics,
+		replaySlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), broker: d.Broker, log: d.Log, decoyHash: decoy}, nil
 }
 
 // NewPublisher returns the runner.Publisher that renders each event once and

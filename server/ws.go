@@ -179,19 +179,34 @@ func (c *wsConn) catchUp(ctx context.Context, after int64) (int64, error) {
 	}
 	r := newPagedRenderer(completed)
 	for {
-		evs, err := c.s.st.EventsAfter(ctx, c.sess.ID, after, backlogPage)
-		if err != nil || len(evs) == 0 {
+		f, n, err := c.replayPage(ctx, r, after)
+		if err != nil || n == 0 {
 			return after, err
 		}
-		f := r.frame(ctx, evs)
 		if err := c.write(f.Data); err != nil {
 			return after, err
 		}
 		after = f.Seq
-		if len(evs) < backlogPage {
+		if n < backlogPage {
 			return after, nil
 		}
 	}
+}
+
+// replayPage reads and renders the page after seq holding one of the
+// server's replay slots; the socket write happens after it is released.
+func (c *wsConn) replayPage(ctx context.Context, r *renderer, after int64) (Frame, int, error) {
+	select {
+	case c.s.replaySlots <- struct{}{}:
+	case <-ctx.Done():
+		return Frame{}, 0, ctx.Err()
+	}
+	defer func() { <-c.s.replaySlots }()
+	evs, err := c.s.st.EventsAfter(ctx, c.sess.ID, after, backlogPage)
+	if err != nil || len(evs) == 0 {
+		return Frame{}, 0, err
+	}
+	return r.frame(ctx, evs), len(evs), nil
 }
 
 func (c *wsConn) write(b []byte) error {
