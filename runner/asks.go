@@ -72,6 +72,9 @@ type Response struct {
 	AllowAlways bool `json:"allow_always,omitempty"`
 	// Command is a Bash command as the member edited it before allowing.
 	Command *string `json:"command,omitempty"`
+	// Input is a tool's whole input (a JSON object) as the member edited it
+	// before allowing: any tool whose input the card shows.
+	Input json.RawMessage `json:"input,omitempty"`
 	// Mode is how work continues after a plan is approved: "default" (ask
 	// before edits) or "acceptEdits".
 	Mode string `json:"mode,omitempty"`
@@ -126,6 +129,8 @@ func (r *Run) openAsk(ctx context.Context, p AskPayload, timeout time.Duration) 
 		})
 	}
 	r.pending[p.InputID] = pa
+	r.log.Info("ask opened", "input_id", p.InputID, "kind", p.Kind, "source", p.Source, "tool", p.ToolName,
+		"request_id", p.RequestID, "tool_use_id", p.ToolUseID, "timeout_seconds", p.TimeoutSeconds)
 	r.changeSession(ctx, SessionChange{Status: r.status()})
 	return p.InputID, nil
 }
@@ -162,10 +167,9 @@ func (r *Run) resolve(ctx context.Context, pa pendingAsk, status askuser.Status,
 	if err != nil {
 		return fmt.Errorf("encode answer: %w", err)
 	}
-	payload, err := json.Marshal(map[string]any{"input_id": id, "kind": pa.p.Kind, "status": storeStatus(status),
-		"answer": resp, "answered_by": resp.By, "reason": resp.Reason, "detached": !pa.attached})
+	payload, err := resolutionPayload(pa.p, status, resp, !pa.attached)
 	if err != nil {
-		return fmt.Errorf("encode resolution: %w", err)
+		return err
 	}
 	e := r.event(TypeInputResolved, payload)
 	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
@@ -178,6 +182,7 @@ func (r *Run) resolve(ctx context.Context, pa pendingAsk, status askuser.Status,
 	}
 	r.seq = e.Seq
 	r.pub.Publish(e)
+	logResolved(r.log, pa.p, storeStatus(status), resp, !pa.attached)
 	delete(r.pending, id)
 	if pa.timer != nil {
 		pa.timer.Stop()
@@ -187,6 +192,16 @@ func (r *Run) resolve(ctx context.Context, pa pendingAsk, status askuser.Status,
 	}
 	r.changeSession(ctx, SessionChange{Status: r.status()})
 	return nil
+}
+
+// resolutionPayload is the payload of an input_resolved event.
+func resolutionPayload(p AskPayload, status askuser.Status, resp Response, detached bool) (json.RawMessage, error) {
+	payload, err := json.Marshal(map[string]any{"input_id": p.InputID, "kind": p.Kind, "status": storeStatus(status),
+		"answer": resp, "answered_by": resp.By, "reason": resp.Reason, "detached": detached})
+	if err != nil {
+		return nil, fmt.Errorf("encode resolution: %w", err)
+	}
+	return payload, nil
 }
 
 // deliver hands the outcome to whoever in the process waits for it.
@@ -224,6 +239,9 @@ func (r *Run) detach(ctx context.Context, ids []string, reason string) {
 	}
 	if len(detached) > 0 {
 		r.recordJSON(ctx, TypeInputDetached, map[string]any{"input_ids": detached, "reason": reason})
+		for _, id := range detached {
+			r.log.Info("ask detached", "input_id", id, "reason", reason)
+		}
 	}
 }
 
@@ -239,6 +257,9 @@ func (r *Run) answer(ctx context.Context, id string, resp Response) error {
 	}
 	if resp.Command != nil && *resp.Command == inputObject(pa.p.Input)["command"] {
 		resp.Command = nil // the card sends the command field whether edited or not
+	}
+	if resp.Input != nil && sameJSON(resp.Input, pa.p.Input) {
+		resp.Input = nil // likewise the input field
 	}
 	if err := checkResponse(pa.p, resp); err != nil {
 		return err
@@ -294,6 +315,9 @@ func checkResponse(p AskPayload, resp Response) error {
 		}
 		if resp.Command != nil && *resp.Command == "" {
 			return &AnswerError{Msg: "The command is empty."}
+		}
+		if err := checkEditedInput(resp); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -23,18 +23,22 @@ type Run struct {
 	broker  *askuser.Broker
 	proc    *process
 
-	askTimeout  time.Duration // ask_user questions
-	permTimeout time.Duration // permissions, plans, AskUserQuestion; 0 = none
-	cmds        chan command  // from members and the relay, into the loop
-	lines       chan Line     // decoded stdout
-	writes      chan []byte   // stdin lines, written by the writer goroutine
-	exited      chan exitInfo // the process has ended (after stdout EOF)
-	done        chan struct{} // closed when the loop has ended
-	cancel      context.CancelFunc
-	finished    chan struct{} // closed when every goroutine of the run has ended
-	onEnd       func()        // called by the loop once the run has ended
-	idleTimeout time.Duration // end the process after this long with nothing to do; 0 = never
-	idle        *time.Timer   // owned by the loop
+	askTimeout time.Duration // ask_user questions
+	// askMaxTimeout bounds the wait the model may choose per call.
+	askMaxTimeout time.Duration
+	mcpChecked    bool          // the init event's MCP server status was read
+	permTimeout   time.Duration // permissions, plans, AskUserQuestion; 0 = none
+	cmds          chan command  // from members and the relay, into the loop
+	lines         chan Line     // decoded stdout
+	writes        chan []byte   // stdin lines, written by the writer goroutine
+	exited        chan exitInfo // the process has ended (after stdout EOF)
+	done          chan struct{} // closed when the loop has ended
+	cancel        context.CancelFunc
+	finished      chan struct{} // closed when every goroutine of the run has ended
+	onEnd         func()        // called by the loop once the run has ended
+	idleTimeout   time.Duration // end the process after this long with nothing to do; 0 = never
+	idle          *time.Timer   // owned by the loop
+	idleState                   // what the slot queue reads (slots.go)
 
 	// Owned by the loop goroutine.
 	seq      int64
@@ -54,6 +58,7 @@ type Run struct {
 	configDir    string
 	batching     bool    // record queues events in batch; flush writes them
 	batch        []Event // recorded, not yet written
+	by           turnBy  // who sent the running turn; read by the model gateway
 }
 
 type exitInfo struct {
@@ -113,11 +118,13 @@ func (r *Run) loop(ctx context.Context) {
 				lines = nil
 			}
 			r.armIdle()
+			r.markIdle()
 		case c := <-r.cmds:
 			if err := c.run(work, r); err != nil {
 				r.log.Debug("command failed", "err", err)
 			}
 			r.armIdle()
+			r.markIdle()
 		case x := <-r.exited:
 			r.finish(x)
 			return

@@ -22,6 +22,7 @@ type answerForm struct {
 	Decision  string  `json:"decision"`
 	Reason    string  `json:"reason"`
 	Command   *string `json:"command"`
+	Input     *string `json:"input"` // a tool's input as edited, JSON
 	Mode      string  `json:"mode"`
 }
 
@@ -43,6 +44,9 @@ func parseAnswer(data []byte, by string) (answerForm, runner.Response, error) {
 		resp.Replies = replies(fields)
 	case "allow":
 		resp.Reason, resp.Command = "", f.Command
+		if f.Input != nil && strings.TrimSpace(*f.Input) != "" {
+			resp.Input = json.RawMessage(strings.TrimSpace(*f.Input))
+		}
 	case "always":
 		resp.Reason, resp.AllowAlways = "", true
 	case "approve":
@@ -83,6 +87,9 @@ func replies(fields map[string]json.RawMessage) []askuser.Reply {
 // takes the one the card names.
 func (s *Server) answerAsk(ctx context.Context, r *http.Request, sessionID string, data []byte) error {
 	v := s.viewer(r)
+	if err := checkNoNUL(data); err != nil {
+		return err // the session page checks too; the inbox comes here first
+	}
 	f, resp, err := parseAnswer(data, v.Name)
 	if err != nil {
 		return err

@@ -20,7 +20,9 @@ func (s *Server) handleSession() http.Handler {
 			s.fail(w, r, err)
 			return
 		}
-		render(w, r, views.SessionPage(views.SessionView{ID: sess.ID, Title: sess.Title, Status: sess.Status, ProjectID: sess.ProjectID}))
+		place, of := s.sup.QueuePlace(sess.ID)
+		render(w, r, views.SessionPage(views.SessionView{ID: sess.ID, Title: sess.Title, Status: sess.Status, ProjectID: sess.ProjectID,
+			QueuePlace: place, QueueLength: of}))
 	})
 }
 
@@ -44,6 +46,8 @@ func checkPrompt(text string) (string, error) {
 		return "", badRequest("That message is too long (the limit is 256 KB).")
 	case !utf8.ValidString(text):
 		return "", badRequest("That message is not valid text.")
+	case strings.IndexByte(text, 0) >= 0:
+		return "", errNUL
 	}
 	return text, nil
 }

@@ -5,6 +5,7 @@ package server
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"runtime"
 	"sync"
 	"time"
@@ -32,8 +33,13 @@ type Config struct {
 	IdleTimeout    time.Duration
 	AskUserEnabled bool   // server-wide switch for the ask_user tool
 	RelayURL       string // loopback URL the ask relay listens on
-	SecureCookies  bool   // set Secure on cookies even without TLS here (a TLS proxy in front)
-	MetricsToken   string // bearer token for /metrics from non-loopback clients; "" = loopback only
+	ModelURL       string // loopback base URL of the model gateway; "" = runs use the environment's
+	// RunsConfined says runs start as their project's own uid, not as
+	// Parley's (root): the CLI then allows bypassPermissions.
+	RunsConfined  bool
+	SecureCookies bool   // set Secure on cookies even without TLS here (a TLS proxy in front)
+	Limits        Limits // per-user limits (limits.go); the zero value limits nothing
+	MetricsToken  string // bearer token for /metrics from non-loopback clients; "" = loopback only
 }
 
 // Server holds what the handlers need.
@@ -49,10 +55,13 @@ type Server struct {
 	// replaySlots bounds the catch-up pages rendered at once, so a storm
 	// of page loads leaves CPU to the live streams.
 	replaySlots chan struct{}
+	gw          http.Handler
+	expiry      *Expirer // nil when asks never expire (tests)
 	log         *slog.Logger
 	// decoyHash is a bcrypt hash compared against when a login names no
 	// account, made on first use (it takes a quarter of a second).
 	decoyHash func() string
+	lim       *limiters
 }
 
 // Deps are the server's collaborators.
@@ -67,6 +76,8 @@ type Deps struct {
 	// Metrics is served on /metrics; nil = none.
 	Metrics *metrics.Metrics
 	Log     *slog.Logger
+	Gateway http.Handler // the model gateway, served on the relay listener; nil = none
+	Expirer *Expirer     // optional: told when a project's expiry setting changes
 }
 
 // New returns a Server.
@@ -80,7 +91,8 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 		runs = d.Supervisor
 	}
 	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, runs: runs, hub: d.Hub, metrics: d.Metrics,
-		replaySlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), broker: d.Broker, log: d.Log, decoyHash: decoy}, nil
+		replaySlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), broker: d.Broker, expiry: d.Expirer, gw: d.Gateway, log: d.Log, decoyHash: decoy,
+		lim: newLimiters(cfg.Limits)}, nil
 }
 
 // NewPublisher returns the runner.Publisher that renders each event once and
@@ -151,10 +163,18 @@ func (s *Server) runOptions(ctx context.Context, sess store.Session) (runner.Opt
 		return runner.Options{}, err
 	}
 	ask := s.cfg.AskUserEnabled && p.AskUserEnabled
+	md, notice := workspaceInstructions(workspace)
+	settings := p.ProjectSettings
+	settings.AppendSystemPrompt = joinPrompt(settings.AppendSystemPrompt, md)
 	o := runner.Options{
 		Spec: runner.Spec{SessionID: sess.ID, ProjectID: sess.ProjectID, ClaudeSessionID: sess.ClaudeSessionID, Resume: sess.ClaudeStarted,
-			Workspace: workspace, ConfigDir: ConfigDir(s.cfg.DataDir, p.ID), ExtraArgs: claudeArgs(p.ProjectSettings, ask)},
+			Workspace: workspace, ConfigDir: ConfigDir(s.cfg.DataDir, p.ID), ExtraArgs: claudeArgs(settings, ask),
+			Home: HomeDir(s.cfg.DataDir, p.ID)},
 		AskTimeout: s.cfg.AskTimeout, PermissionTimeout: s.cfg.PermissionTimeout, IdleTimeout: s.cfg.IdleTimeout,
+		ModelURL: s.cfg.ModelURL,
+	}
+	if notice != "" {
+		o.Notices = append(o.Notices, notice)
 	}
 	if p.PermissionTimeoutSeconds > 0 {
 		o.PermissionTimeout = time.Duration(p.PermissionTimeoutSeconds) * time.Second
@@ -162,6 +182,11 @@ func (s *Server) runOptions(ctx context.Context, sess store.Session) (runner.Opt
 	if p.AskTimeoutSeconds > 0 {
 		o.AskTimeout = time.Duration(p.AskTimeoutSeconds) * time.Second
 	}
+	as, err := s.st.AskSettingsOf(ctx, p.ID)
+	if err != nil {
+		return runner.Options{}, err
+	}
+	o.AskMaxTimeout = time.Duration(as.MaxAskTimeoutSeconds) * time.Second
 	if s.cfg.ClaudeConfigDir != "" {
 		o.ConfigDir = s.cfg.ClaudeConfigDir
 	}

@@ -45,6 +45,11 @@ func (s *Server) handleSettings() http.Handler {
 		}
 		sv := s.settingsView(p, v, formOf(p))
 		sv.Saved = r.URL.Query().Get("saved") == "1"
+		if sv.Asks, err = s.askSettingsForm(r.Context(), p.ID); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		sv.Asks.Saved = r.URL.Query().Get("saved") == "asks"
 		s.renderSettings(w, r, http.StatusOK, sv)
 	})
 }
@@ -65,6 +70,9 @@ func (s *Server) handleSettingsSave() http.Handler {
 			AskUserEnabled:    r.PostFormValue("ask_user_enabled") != "", Workspace: strings.TrimSpace(r.PostFormValue("workspace")),
 		}
 		c, errs := parseSettings(f)
+		if msg := modeRefusal(c, s.runEUID(), os.Getenv); msg != "" {
+			errs["permission_mode"] = msg
+		}
 		workspace := p.Workspace
 		if v.Admin {
 			if msg := s.checkWorkspace(f.Workspace); msg != "" {

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
@@ -18,8 +19,10 @@ import (
 
 	"parley/askuser"
 	"parley/cluster"
+	"parley/gateway"
 	"parley/metrics"
 	"parley/runner"
+	"parley/sandbox"
 	"parley/server"
 	"parley/store"
 )
@@ -40,6 +43,9 @@ type config struct {
 	LogLevel        string
 	LeaseTTL        time.Duration // replicas: how long a lapsed replica keeps its sessions
 	MetricsToken    string        // bearer token for /metrics from other hosts; "" = loopback only
+	MaxRuns         int           // live claude processes at once (PARLEY_MAX_RUNS)
+	Limits          server.Limits // per-user limits (limits.go)
+	isolationConfig
 }
 
 // parseConfig reads the environment, then the flags.
@@ -56,6 +62,18 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		AskUser:         getenv("PARLEY_ASK_USER") != "off" && getenv("PARLEY_ASK_USER") != "false",
 		LogLevel:        orDefault(getenv("PARLEY_LOG_LEVEL"), "info"),
 		SecureCookies:   getenv("PARLEY_SECURE_COOKIES") == "1" || getenv("PARLEY_SECURE_COOKIES") == "true",
+		isolationConfig: isolationConfig{Upstream: getenv("ANTHROPIC_BASE_URL"), APIKey: getenv("ANTHROPIC_API_KEY"),
+			AuthToken: getenv("ANTHROPIC_AUTH_TOKEN"), Isolation: orDefault(getenv("PARLEY_ISOLATION"), "auto"),
+			UIDRange: orDefault(getenv("PARLEY_UID_RANGE"), sandbox.DefaultRange)},
+	}
+	for name, dst := range map[string]*int{"PARLEY_PROJECT_RPM": &c.ProjectRPM, "PARLEY_USER_RPM": &c.UserRPM} {
+		if v := getenv(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return c, fmt.Errorf("%s: want a number of requests a minute, 0 for no limit", name)
+			}
+			*dst = n
+		}
 	}
 	if v := getenv("PARLEY_ASK_TIMEOUT"); v != "" {
 		d, err := parseSeconds(v)
@@ -80,6 +98,9 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		}
 		c.IdleTimeout = d
 	}
+	if err := parseLimits(&c, getenv); err != nil {
+		return c, err
+	}
 	fs := flag.NewFlagSet("parley "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "PostgreSQL URL (env DATABASE_URL); empty = a private PostgreSQL under the data directory")
@@ -92,9 +113,20 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	fs.DurationVar(&c.AskTimeout, "ask-timeout", c.AskTimeout, "how long an ask_user question waits for an answer (env PARLEY_ASK_TIMEOUT, seconds)")
 	fs.BoolVar(&c.AskUser, "ask-user", c.AskUser, "offer Claude the ask_user tool (env PARLEY_ASK_USER=off disables)")
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", c.SecureCookies, "mark cookies Secure even on plain HTTP, for a TLS proxy in front (env PARLEY_SECURE_COOKIES=1)")
+	fs.IntVar(&c.ProjectRPM, "project-rpm", c.ProjectRPM, "model requests a minute per project, through the gateway (env PARLEY_PROJECT_RPM; 0 = no limit)")
+	fs.IntVar(&c.UserRPM, "user-rpm", c.UserRPM, "model requests a minute per user whose turn runs (env PARLEY_USER_RPM; 0 = no limit)")
+	fs.StringVar(&c.Isolation, "isolation", c.Isolation, "auto: per-project uids when running as root; off: runs share Parley's user (env PARLEY_ISOLATION)")
+	fs.StringVar(&c.UIDRange, "uid-range", c.UIDRange, "uids for projects' runs, FIRST-LAST; project N runs as FIRST+N (env PARLEY_UID_RANGE)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env PARLEY_LOG_LEVEL)")
+	limitFlags(fs, &c)
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if c.MaxRuns < 1 {
+		return c, errors.New("the cap on live claude processes (max-runs) must be at least 1")
+	}
+	if c.Isolation != "auto" && c.Isolation != "off" {
+		return c, fmt.Errorf("PARLEY_ISOLATION %q: want auto or off", c.Isolation)
 	}
 	if c.AskTimeout < time.Second {
 		return c, errors.New("the ask timeout must be at least one second")
@@ -142,22 +174,37 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		relayLn.Close()
 		return fmt.Errorf("listen: %w", err)
 	}
-	runtimeDir := filepath.Join(c.DataDir, "run")
+	// Each replica has its own runtime directory under the shared data
+	// directory: the config files of other live replicas' runs are not its.
+	runtimeDir := filepath.Join(c.DataDir, "run", st.Replica())
 	if err := os.MkdirAll(runtimeDir, 0o700); err != nil {
 		return fmt.Errorf("runtime dir: %w", err)
 	}
+	// Config files that a crash left behind hold dead tokens: those of
+	// this directory's older layout, and those of replicas no longer live.
+	if n, err := sweepRuntimeDirs(ctx, st, filepath.Dir(runtimeDir)); err != nil {
+		return err
+	} else if n > 0 {
+		log.Info("removed ask_user config files left by an earlier run", "files", n)
+	}
 	broker := askuser.NewBroker()
 	hub := server.NewHub()
+	expiry := server.NewExpirer(st, log)
 	runCtx, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRuns()
 	var sup *runner.Supervisor
-	met := metrics.New(func() int { return sup.Count() }, nil)
+	met := metrics.New(func() int { return sup.Count() }, func() int { return sup.Queued() })
 	pub := server.NewMeteredPublisher(hub, met)
+	rc, gw, err := runEnvironment(ctx, c, st, claude, self, gateway.NotifyFunc(func(id, text string) { sup.LimitReached(id, text) }), log)
+	if err != nil {
+		return err
+	}
 	// Run loops write through the store's own small pool.
 	sup = runner.NewSupervisor(runCtx, runner.Deps{
-		Config:  runner.Config{ClaudeBin: claude, SelfExe: self, Env: os.Environ()},
+		Config:  rc,
 		Journal: server.NewMeteredJournal(st.Live(), met), Publisher: pub,
-		Broker: broker, Log: log, RuntimeDir: runtimeDir,
+		Broker: broker, Log: log, RuntimeDir: runtimeDir, RunEnded: expiry.Kick,
+		MaxRuns: c.MaxRuns, Queue: server.NewQueueObserver(hub),
 	})
 	var srv *server.Server
 	node := cluster.New(cluster.Config{TTL: c.LeaseTTL, DataDir: c.DataDir}, cluster.Deps{Store: st, Supervisor: sup,
@@ -169,13 +216,14 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		return err
 	}
 	srv, err = server.New(ctx, server.Config{DataDir: c.DataDir, ClaudeConfigDir: c.ClaudeConfigDir,
-		AskTimeout: c.AskTimeout, IdleTimeout: c.IdleTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies, MetricsToken: c.MetricsToken,
-		RelayURL: "http://" + relayLn.Addr().String() + "/ask"},
-		server.Deps{Store: st, Supervisor: sup, Runs: node, Hub: hub, Broker: broker, Metrics: met, Log: log})
+		AskTimeout: c.AskTimeout, IdleTimeout: c.IdleTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies,
+		Limits: c.Limits, RelayURL: "http://" + relayLn.Addr().String() + "/ask", ModelURL: "http://" + relayLn.Addr().String(),
+		RunsConfined: rc.Sandbox != nil, MetricsToken: c.MetricsToken},
+		server.Deps{Store: st, Supervisor: sup, Runs: node, Hub: hub, Broker: broker, Metrics: met, Log: log, Expirer: expiry, Gateway: gw})
 	if err != nil {
 		return err
 	}
-	web := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	web := server.NewHTTPServer(srv.Handler())
 	relay := &http.Server{Handler: srv.RelayHandler(), ReadHeaderTimeout: 10 * time.Second}
 	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopHub()
@@ -186,6 +234,8 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	g.Go(func() error { return node.Run(nodeCtx) })
 	g.Go(func() error { return serveHTTP(web, ln) })
 	g.Go(func() error { return serveHTTP(relay, relayLn) })
+	g.Go(func() error { return expiry.Run(gctx, sup) })
+	g.Go(func() error { return srv.ListenAnswers(gctx) })
 	g.Go(func() error {
 		<-gctx.Done()
 		// Runs first (Leave ends them): their last events reach Postgres and
@@ -203,8 +253,38 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		defer cancel()
 		return errors.Join(web.Shutdown(sctx), relay.Shutdown(sctx))
 	})
-	log.Info("parley listening", "url", "http://"+ln.Addr().String(), "replica", st.Replica(), "claude", claude, "data_dir", c.DataDir)
+	log.Info("parley listening", "url", "http://"+ln.Addr().String(), "replica", st.Replica(), "claude", claude, "data_dir", c.DataDir, "max_runs", c.MaxRuns)
 	return g.Wait()
+}
+
+// sweepRuntimeDirs removes the ask_user config files in base (the layout
+// before replicas) and the runtime directories of replicas that are not
+// live; it returns how many files went.
+func sweepRuntimeDirs(ctx context.Context, st *store.Store, base string) (int, error) {
+	n, err := askuser.SweepConfigs(base)
+	if err != nil {
+		return n, err
+	}
+	live, err := st.LiveReplicas(ctx)
+	if err != nil {
+		return n, err
+	}
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return n, fmt.Errorf("sweep runtime dirs: %w", err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() || e.Name() == st.Replica() || slices.Contains(live, e.Name()) {
+			continue
+		}
+		m, err := askuser.SweepConfigs(filepath.Join(base, e.Name()))
+		n += m
+		if err != nil {
+			return n, err
+		}
+		_ = os.Remove(filepath.Join(base, e.Name()))
+	}
+	return n, nil
 }
 
 func serveHTTP(s *http.Server, ln net.Listener) error {
@@ -278,6 +358,11 @@ func orDefault(v, def string) string {
 }
 
 func defaultDataDir(getenv func(string) string) string {
+	if os.Geteuid() == 0 {
+		// Not under /root (mode 0700): each project's uid must be able to
+		// enter the data directory to reach its workspace.
+		return "/var/lib/parley"
+	}
 	if d := getenv("XDG_DATA_HOME"); d != "" {
 		return filepath.Join(d, "parley")
 	}

@@ -179,6 +179,7 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	req.Header = r.Header.Clone()
 	if isSide(req) {
 		s.mu.Lock()
 		s.side = append(s.side, req)
@@ -251,4 +252,12 @@ func (s *Server) logf(ctx context.Context, msg string, req Request) {
 	}
 	s.Log.DebugContext(ctx, msg, "session_id", req.SessionID, "step", req.Step,
 		"tools", len(req.Tools), "messages", len(req.Messages))
+}
+
+// SetStep replaces step i of the script, for a test that learns what a
+// step must say only after the server started (a path, a pid).
+func (s *Server) SetStep(i int, st Step) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.scenario[i] = st
 }
