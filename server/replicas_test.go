@@ -56,8 +56,16 @@ func (e *env) startReplica(name string) *replica {
 	}
 	cmd := exec.Command(bin, "serve")
 	cmd.Env = append(os.Environ(), "DATABASE_URL="+e.dbURL, "PARLEY_ADDR=127.0.0.1:0", "PARLEY_DATA_DIR="+e.dataDir,
-		"PARLEY_CLAUDE_BIN="+fakeapi.ClaudeBin(e.t), "PARLEY_LEASE_TTL=2", "PARLEY_LOG_LEVEL=info", "PARLEY_IDLE_TIMEOUT=0")
-	cmd.Env = append(cmd.Env, e.fake.Env(filepath.Join(e.dataDir, "claude"))...)
+		"PARLEY_CLAUDE_BIN="+fakeapi.ClaudeBin(e.t), "PARLEY_LEASE_TTL=2", "PARLEY_LOG_LEVEL=info", "PARLEY_IDLE_TIMEOUT=0",
+		"PARLEY_ISOLATION=off") // as the in-process harness runs by default
+	// The CLI's config dir is the per-project one under the shared data
+	// directory (one shared CLAUDE_CONFIG_DIR and per-project uids exclude
+	// each other).
+	for _, kv := range e.fake.Env(filepath.Join(e.dataDir, "claude")) {
+		if !strings.HasPrefix(kv, "CLAUDE_CONFIG_DIR=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		e.t.Fatal(err)
