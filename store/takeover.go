@@ -36,6 +36,10 @@ func (s *Store) TakeOver(ctx context.Context) (dead []string, sessions int, err 
 		WHERE ended_at IS NULL AND (replica_id IS NULL OR replica_id NOT IN (SELECT id FROM replicas))`); err != nil {
 		return nil, 0, fmt.Errorf("take over: orphan runs: %w", err)
 	}
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM (SELECT session_id FROM orphan_runs
+		UNION SELECT session_id FROM session_leases WHERE replica_id NOT IN (SELECT id FROM replicas)) s`).Scan(&sessions); err != nil {
+		return nil, 0, fmt.Errorf("take over: count sessions: %w", err)
+	}
 	if _, err := tx.Exec(ctx, `
 		WITH open AS (
 			SELECT i.session_id, array_agg(i.id ORDER BY i.created_at, i.id) AS ids
@@ -53,13 +57,12 @@ func (s *Store) TakeOver(ctx context.Context) (dead []string, sessions int, err 
 		WHERE id IN (SELECT id FROM orphan_runs)`); err != nil {
 		return nil, 0, fmt.Errorf("take over: end runs: %w", err)
 	}
-	tag, err := tx.Exec(ctx, `
+	if _, err := tx.Exec(ctx, `
 		UPDATE sessions s SET updated_at = now(),
 			status = CASE WHEN EXISTS (SELECT 1 FROM inputs i WHERE i.session_id = s.id AND i.status = 'pending')
 				THEN 'waiting' ELSE 'idle' END
 		WHERE status IN ('running', 'waiting') AND (s.id IN (SELECT session_id FROM orphan_runs)
-			OR s.id IN (SELECT session_id FROM session_leases WHERE replica_id NOT IN (SELECT id FROM replicas)))`)
-	if err != nil {
+			OR s.id IN (SELECT session_id FROM session_leases WHERE replica_id NOT IN (SELECT id FROM replicas)))`); err != nil {
 		return nil, 0, fmt.Errorf("take over: reset sessions: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM session_leases WHERE replica_id NOT IN (SELECT id FROM replicas)`); err != nil {
@@ -72,7 +75,7 @@ func (s *Store) TakeOver(ctx context.Context) (dead []string, sessions int, err 
 	if err := tx.Commit(ctx); err != nil {
 		return nil, 0, fmt.Errorf("take over: commit: %w", err)
 	}
-	return dead, int(tag.RowsAffected()), nil
+	return dead, sessions, nil
 }
 
 // lostReason is the reason given to users for inputs detached by TakeOver.
