@@ -261,7 +261,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 // before replicas) and the runtime directories of replicas that are not
 // live; it returns how many files went.
 func sweepRuntimeDirs(ctx context.Context, st *store.Store, base string) (int, error) {
-	n, err := askuser.SweepConfigs(base)
+	n, err := runner.SweepRunFiles(base)
 	if err != nil {
 		return n, err
 	}
@@ -277,7 +277,7 @@ func sweepRuntimeDirs(ctx context.Context, st *store.Store, base string) (int, e
 		if !e.IsDir() || e.Name() == st.Replica() || slices.Contains(live, e.Name()) {
 			continue
 		}
-		m, err := askuser.SweepConfigs(filepath.Join(base, e.Name()))
+		m, err := runner.SweepRunFiles(filepath.Join(base, e.Name()))
 		n += m
 		if err != nil {
 			return n, err
