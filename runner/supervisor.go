@@ -62,6 +62,9 @@ func NewSupervisor(ctx context.Context, d Deps) *Supervisor {
 type Options struct {
 	Spec
 	RelayURL   string        // loopback URL of the ask relay; "" = no ask_user tool
+	// AskOverHTTP serves ask_user at the relay's streamable HTTP endpoint
+	// instead of a `parley mcp-askuser` child per run.
+	AskOverHTTP bool
 	AskTimeout time.Duration // how long an ask_user question waits
 	// AskMaxTimeout is the longest wait the model may choose for one
 	// ask_user call ("timeout"); 0 = AskTimeout.
@@ -219,34 +222,6 @@ func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter
 	return s.startWithSlot(ctx, sessionID, start)
 }
 
-// startWithSlot starts the session's process in a slot already taken,
-// which the run gives back when it ends (or at once, when it is not
-// started after all).
-func (s *Supervisor) startWithSlot(ctx context.Context, sessionID string, start Starter) (*Run, error) {
-	o, err := start(ctx)
-	if err != nil {
-		s.releaseSlot()
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		s.releaseSlot()
-		return nil, errors.New("parley is shutting down")
-	}
-	if r, ok := s.runs[o.SessionID]; ok {
-		s.releaseSlot()
-		return r, nil // started meanwhile
-	}
-	r, err := s.start(o)
-	if err != nil {
-		s.releaseSlot()
-		return nil, err
-	}
-	s.runs[o.SessionID] = r
-	return r, nil
-}
-
 // start launches the process and the run's goroutines. Called with s.mu held.
 func (s *Supervisor) start(o Options) (*Run, error) {
 	// The log's last seq is read here, under s.mu and after the previous
@@ -269,14 +244,22 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 	var unregister func()
 	if o.RelayURL != "" {
 		token := askuser.NewToken()
-		path, err := askuser.WriteConfig(s.runtimeDir, askuser.Config{URL: o.RelayURL, Token: token,
-			TimeoutSeconds: int(o.AskTimeout / time.Second), MaxTimeoutSeconds: int(o.AskMaxTimeout / time.Second)})
+		var path string
+		var err error
+		if o.AskOverHTTP {
+			path, err = askHTTPConfig(s.runtimeDir, AskHTTPURL(o.RelayURL), token)
+			r.spec.MCPConfigPath = path
+		} else {
+			path, err = askuser.WriteConfig(s.runtimeDir, askuser.Config{URL: o.RelayURL, Token: token,
+				TimeoutSeconds: int(o.AskTimeout / time.Second), MaxTimeoutSeconds: int(o.AskMaxTimeout / time.Second)})
+			r.spec.AskConfigPath = path
+		}
 		if err != nil {
 			cancel()
 			return nil, fmt.Errorf("write ask_user config: %w", err)
 		}
-		r.spec.AskConfigPath = path
-		unregister = s.broker.Register(token, r)
+		unregister = s.broker.RegisterWithConfig(token, r, askuser.Config{
+			TimeoutSeconds: int(o.AskTimeout / time.Second), MaxTimeoutSeconds: int(o.AskMaxTimeout / time.Second)})
 	}
 	revokeModel := s.admitModel(r, o)
 	cleanup := func() {
@@ -284,8 +267,11 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 		if unregister != nil {
 			unregister()
 		}
-		if r.spec.AskConfigPath != "" {
-			if err := os.Remove(r.spec.AskConfigPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		for _, path := range []string{r.spec.AskConfigPath, r.spec.MCPConfigPath} {
+			if path == "" {
+				continue
+			}
+			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 				r.log.Warn("remove ask_user config", "err", err)
 			}
 		}

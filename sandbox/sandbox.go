@@ -132,11 +132,17 @@ func (s *Sandbox) Confine(cmd *exec.Cmd, spec runner.Spec) error {
 			return err
 		}
 	}
-	if spec.AskConfigPath != "" {
-		if err := os.Chmod(filepath.Dir(spec.AskConfigPath), 0o711); err != nil {
+	// The run's token files (ask_user's relay config, or the --mcp-config
+	// of ask_user over HTTP) are 0600: given to the run's uid, readable by
+	// no other project's run.
+	for _, path := range []string{spec.AskConfigPath, spec.MCPConfigPath} {
+		if path == "" {
+			continue
+		}
+		if err := os.Chmod(filepath.Dir(path), 0o711); err != nil {
 			return fmt.Errorf("ask_user config dir: %w", err)
 		}
-		if err := os.Lchown(spec.AskConfigPath, uid, uid); err != nil {
+		if err := os.Lchown(path, uid, uid); err != nil {
 			return fmt.Errorf("ask_user config: %w", err)
 		}
 	}

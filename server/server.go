@@ -49,6 +49,7 @@ type Server struct {
 	gw     http.Handler
 	expiry *Expirer // nil when asks never expire (tests)
 	log    *slog.Logger
+	mcp    http.Handler // the MCP endpoint, /mcp
 	// decoyHash is a bcrypt hash compared against when a login names no
 	// account, made on first use (it takes a quarter of a second).
 	decoyHash func() string
@@ -72,8 +73,10 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 		h, _ := HashPassword(randomToken()[:32])
 		return h
 	})
-	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, hub: d.Hub, broker: d.Broker, expiry: d.Expirer, gw: d.Gateway, log: d.Log, decoyHash: decoy,
-		lim: newLimiters(cfg.Limits)}, nil
+	s := &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, hub: d.Hub, broker: d.Broker, expiry: d.Expirer, gw: d.Gateway, log: d.Log, decoyHash: decoy,
+		lim: newLimiters(cfg.Limits)}
+	s.mcp = s.MCPHandler(ctx)
+	return s, nil
 }
 
 // NewPublisher returns the runner.Publisher that renders each event once and
@@ -112,8 +115,11 @@ func (s *Server) runOptions(ctx context.Context, sess store.Session) (runner.Opt
 		return runner.Options{}, err
 	}
 	ask := s.cfg.AskUserEnabled && p.AskUserEnabled
+	settings, err := s.sessionSettings(ctx, sess, p.ProjectSettings)
+	if err != nil {
+		return runner.Options{}, err
+	}
 	md, notice := workspaceInstructions(workspace)
-	settings := p.ProjectSettings
 	settings.AppendSystemPrompt = joinPrompt(settings.AppendSystemPrompt, md)
 	o := runner.Options{
 		Spec: runner.Spec{SessionID: sess.ID, ProjectID: sess.ProjectID, ClaudeSessionID: sess.ClaudeSessionID, Resume: sess.ClaudeStarted,
@@ -141,6 +147,9 @@ func (s *Server) runOptions(ctx context.Context, sess store.Session) (runner.Opt
 	}
 	if ask {
 		o.RelayURL = s.cfg.RelayURL
+		if o.AskOverHTTP, err = s.askOverHTTP(ctx, p.ID); err != nil {
+			return runner.Options{}, err
+		}
 	}
 	return o, nil
 }

@@ -235,6 +235,10 @@ func (s *Server) renderSettings(w http.ResponseWriter, r *http.Request, status i
 		return
 	}
 	sv.Usage = views.Usage{Requests: u.Requests, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, Limited: u.Limited}
+	if sv.MCP, err = s.mcpSettingsView(r.Context(), sv.ProjectID); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	_ = views.SettingsPage(sv).Render(r.Context(), w)
