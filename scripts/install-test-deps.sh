@@ -6,9 +6,9 @@
 #   - templ, at the version go.mod requires
 #   - PostgreSQL server binaries (Debian 12's `postgresql` is 15)
 #   - docker-compose, to validate docker-compose.yml without a Docker daemon
-#   - bubblewrap, which confines runs when Parley is not root (the attack suite tests it)
 #   - the MCP conformance suite (@modelcontextprotocol/conformance, pinned),
 #     with Node 22 from npm when the system's node is older (it needs 22)
+#   - bubblewrap, which confines runs when Parley is not root (the attack suite tests it)
 # It is idempotent: each part is skipped when already in place. It writes the
 # variables the tests read to "$PARLEY_CACHE/env" (source it) and prints them.
 #
@@ -182,8 +182,8 @@ main() {
 	install_templ
 	install_postgres
 	install_compose
-	install_bwrap
 	install_conformance
+	install_bwrap
 	write_env
 }
 

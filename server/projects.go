@@ -147,7 +147,7 @@ func (s *Server) beginSession(ctx context.Context, p store.Project, v viewer, te
 			return sess, err
 		}
 	}
-	return sess, s.sup.Prompt(ctx, sess.ID, s.starter(sess), text, v.Name)
+	return sess, s.runs.Prompt(ctx, sess.ID, s.starter(sess), text, v.Name)
 }
 
 func (s *Server) handleProjectRename() http.Handler {
