@@ -23,6 +23,9 @@ type Spec struct {
 	ConfigDir       string // CLAUDE_CONFIG_DIR for the CLI
 	AskConfigPath   string // ASK_USER_CONFIG file; "" = no ask_user MCP server
 	ExtraArgs       []string
+	// WritableDirs are directories outside Workspace the run must be able
+	// to write: a session worktree's base repository, which holds its .git.
+	WritableDirs []string
 }
 
 // Config is the server-wide part of how claude is started.

@@ -52,6 +52,7 @@ type Run struct {
 	lastCost     float64 // the CLI's running total_cost_usd in this process
 	started      bool    // the CLI has created the session: resume next time
 	configDir    string
+	runLimits
 }
 
 type exitInfo struct {
@@ -109,11 +110,15 @@ func (r *Run) loop(ctx context.Context) {
 			}
 			r.handleLine(work, l)
 			r.armIdle()
+			if l.Type != "tool_progress" {
+				r.armStall()
+			}
 		case c := <-r.cmds:
 			if err := c.run(work, r); err != nil {
 				r.log.Debug("command failed", "err", err)
 			}
 			r.armIdle()
+			r.armStall()
 		case x := <-r.exited:
 			r.finish(x)
 			return

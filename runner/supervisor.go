@@ -58,6 +58,13 @@ type Options struct {
 	// IdleTimeout ends the process after this long without a turn or an
 	// open ask; the next message resumes the session. 0 = never.
 	IdleTimeout time.Duration
+	// StallTimeout interrupts a turn that prints nothing for this long
+	// (never while an ask is open); 0 = no watchdog. StallGrace is how long
+	// the interrupt gets before the process is killed (0 = 10 s).
+	StallTimeout, StallGrace time.Duration
+	// BudgetNotice says which spending limit was reached when the CLI ends a
+	// turn at --max-budget-usd; nil = a general sentence.
+	BudgetNotice func(context.Context) string
 }
 
 // Live returns the session's live run, if there is one.
@@ -223,6 +230,8 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 		cmds: make(chan command), lines: make(chan Line), writes: make(chan []byte, 64),
 		exited: make(chan exitInfo, 1), done: make(chan struct{}), finished: make(chan struct{}),
 		cancel: cancel, pending: map[string]pendingAsk{}, plans: map[string]string{}}
+	r.runLimits = runLimits{stallTimeout: o.StallTimeout, stallGrace: o.StallGrace, budgetNotice: o.BudgetNotice,
+		outcome: map[bool]string{true: StatusEnded, false: "idle"}[o.Resume]}
 	r.log = s.log.With("session_id", o.SessionID)
 	var unregister func()
 	if o.RelayURL != "" {
@@ -333,14 +342,17 @@ func (r *Run) finish(x exitInfo) {
 	if err := r.journal.RunEnded(ctx, r.id, x.code, x.reason); err != nil {
 		r.log.Error("record run end", "err", err)
 	}
-	r.recordJSON(ctx, TypeRunEnded, map[string]any{"exit_code": x.code, "reason": x.reason, "stderr": r.proc.stderr.String()})
-	status := "idle"
+	status := StatusEnded
 	switch {
 	case len(r.pending) > 0:
-		status = "waiting"
+		status = StatusWaiting
+	case r.endStatus != "":
+		status = r.endStatus
 	case x.code != 0 && x.code != -1 && !x.stopped:
-		status = "failed"
+		status = StatusError
 	}
+	r.recordJSON(ctx, TypeRunEnded, map[string]any{"exit_code": x.code, "reason": x.reason, "stderr": r.proc.stderr.String(),
+		"status": status})
 	r.changeSession(ctx, SessionChange{Status: status})
 	r.log.Info("claude ended", "exit_code", x.code, "reason", x.reason)
 	r.onEnd()
