@@ -126,7 +126,7 @@ func (s *Server) handleSessionCreate() http.Handler {
 			s.fail(w, r, err)
 			return
 		}
-		if err := s.sup.Prompt(r.Context(), sess.ID, s.starter(sess), text, v.Name); err != nil {
+		if err := s.prompt(r.Context(), sess, text, v.Name); err != nil {
 			s.fail(w, r, err)
 			return
 		}
@@ -185,6 +185,7 @@ func (s *Server) handleProjectDelete() http.Handler {
 		}
 		// Every run of the project ends first, archived sessions' included.
 		s.sup.StopProject(p.ID)
+		s.removeWorktrees(r.Context(), p)
 		if err := s.st.DeleteProject(r.Context(), p.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 			s.fail(w, r, err)
 			return

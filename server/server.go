@@ -11,6 +11,7 @@ import (
 	"parley/askuser"
 	"parley/runner"
 	"parley/store"
+	"parley/worktree"
 )
 
 // Config is the server's part of Parley's configuration.
@@ -27,7 +28,11 @@ type Config struct {
 	PingPeriod time.Duration
 	// IdleTimeout ends a session's process after this long with nothing to
 	// do; the next message resumes it. 0 = never.
-	IdleTimeout    time.Duration
+	IdleTimeout time.Duration
+	// StallTimeout interrupts a turn that prints nothing for this long
+	// (never while an ask is open), unless the project sets its own.
+	// 0 = no watchdog.
+	StallTimeout   time.Duration
 	AskUserEnabled bool   // server-wide switch for the ask_user tool
 	RelayURL       string // loopback URL the ask relay listens on
 	SecureCookies  bool   // set Secure on cookies even without TLS here (a TLS proxy in front)
@@ -41,6 +46,7 @@ type Server struct {
 	hub    *Hub
 	broker *askuser.Broker
 	log    *slog.Logger
+	git    *worktree.Git
 	// decoyHash is a bcrypt hash compared against when a login names no
 	// account, made on first use (it takes a quarter of a second).
 	decoyHash func() string
@@ -53,6 +59,7 @@ type Deps struct {
 	Hub        *Hub
 	Broker     *askuser.Broker
 	Log        *slog.Logger
+	Git        *worktree.Git // nil = git on PATH
 }
 
 // New returns a Server.
@@ -61,7 +68,11 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 		h, _ := HashPassword(randomToken()[:32])
 		return h
 	})
-	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, hub: d.Hub, broker: d.Broker, log: d.Log, decoyHash: decoy}, nil
+	if d.Git == nil {
+		d.Git = worktree.New("")
+	}
+	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, hub: d.Hub, broker: d.Broker, log: d.Log, git: d.Git,
+		decoyHash: decoy}, nil
 }
 
 // NewPublisher returns the runner.Publisher that renders each event once and
@@ -116,6 +127,12 @@ func (s *Server) runOptions(ctx context.Context, sess store.Session) (runner.Opt
 	}
 	if ask {
 		o.RelayURL = s.cfg.RelayURL
+	}
+	if o.Workspace, o.WritableDirs, err = s.sessionWorkspace(ctx, p, sess, workspace); err != nil {
+		return runner.Options{}, err
+	}
+	if err := s.applyLimits(ctx, &o, sess); err != nil {
+		return runner.Options{}, err
 	}
 	return o, nil
 }

@@ -120,7 +120,7 @@ func (c *wsConn) prompt(ctx context.Context, m wsMessage) error {
 	if err != nil {
 		return err
 	}
-	return c.s.sup.Prompt(ctx, sess.ID, c.s.starter(sess), text, v.Name)
+	return c.s.prompt(ctx, sess, text, v.Name)
 }
 
 func (c *wsConn) answer(ctx context.Context, m wsMessage) error {

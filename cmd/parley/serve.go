@@ -33,6 +33,7 @@ type config struct {
 	ClaudeConfigDir string
 	AskTimeout      time.Duration
 	IdleTimeout     time.Duration
+	StallTimeout    time.Duration
 	AskUser         bool
 	SecureCookies   bool
 	LogLevel        string
@@ -49,6 +50,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		ClaudeConfigDir: getenv("CLAUDE_CONFIG_DIR"),
 		AskTimeout:      300 * time.Second,
 		IdleTimeout:     30 * time.Minute,
+		StallTimeout:    10 * time.Minute,
 		AskUser:         getenv("PARLEY_ASK_USER") != "off" && getenv("PARLEY_ASK_USER") != "false",
 		LogLevel:        orDefault(getenv("PARLEY_LOG_LEVEL"), "info"),
 		SecureCookies:   getenv("PARLEY_SECURE_COOKIES") == "1" || getenv("PARLEY_SECURE_COOKIES") == "true",
@@ -67,6 +69,13 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		}
 		c.IdleTimeout = d
 	}
+	if v := getenv("PARLEY_STALL_TIMEOUT"); v != "" {
+		d, err := parseSeconds(v)
+		if err != nil {
+			return c, fmt.Errorf("PARLEY_STALL_TIMEOUT: %w", err)
+		}
+		c.StallTimeout = d
+	}
 	fs := flag.NewFlagSet("parley "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "PostgreSQL URL (env DATABASE_URL); empty = a private PostgreSQL under the data directory")
@@ -76,6 +85,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for workspaces, CLI state and the private database (env PARLEY_DATA_DIR)")
 	fs.StringVar(&c.ClaudeConfigDir, "claude-config-dir", c.ClaudeConfigDir, "CLAUDE_CONFIG_DIR to give the CLI (env CLAUDE_CONFIG_DIR); empty = one per project under the data directory")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "end a session's claude process after this long with nothing to do; the next message resumes it (env PARLEY_IDLE_TIMEOUT, seconds; 0 = never)")
+	fs.DurationVar(&c.StallTimeout, "stall-timeout", c.StallTimeout, "interrupt a turn that prints nothing for this long, never while an ask is open; a project may set its own (env PARLEY_STALL_TIMEOUT, seconds; 0 = never)")
 	fs.DurationVar(&c.AskTimeout, "ask-timeout", c.AskTimeout, "how long an ask_user question waits for an answer (env PARLEY_ASK_TIMEOUT, seconds)")
 	fs.BoolVar(&c.AskUser, "ask-user", c.AskUser, "offer Claude the ask_user tool (env PARLEY_ASK_USER=off disables)")
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", c.SecureCookies, "mark cookies Secure even on plain HTTP, for a TLS proxy in front (env PARLEY_SECURE_COOKIES=1)")
@@ -148,7 +158,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		Broker: broker, Log: log, RuntimeDir: runtimeDir,
 	})
 	srv, err := server.New(ctx, server.Config{DataDir: c.DataDir, ClaudeConfigDir: c.ClaudeConfigDir,
-		AskTimeout: c.AskTimeout, IdleTimeout: c.IdleTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies,
+		AskTimeout: c.AskTimeout, IdleTimeout: c.IdleTimeout, StallTimeout: c.StallTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies,
 		RelayURL: "http://" + relayLn.Addr().String() + "/ask"},
 		server.Deps{Store: st, Supervisor: sup, Hub: hub, Broker: broker, Log: log})
 	if err != nil {
