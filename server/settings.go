@@ -43,7 +43,11 @@ func (s *Server) handleSettings() http.Handler {
 			s.fail(w, r, err)
 			return
 		}
-		sv := s.settingsView(p, v, formOf(p))
+		sv, err := s.withLimits(r.Context(), p, s.settingsView(p, v, formOf(p)))
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
 		sv.Saved = r.URL.Query().Get("saved") == "1"
 		s.renderSettings(w, r, http.StatusOK, sv)
 	})
@@ -65,6 +69,7 @@ func (s *Server) handleSettingsSave() http.Handler {
 			AskUserEnabled:    r.PostFormValue("ask_user_enabled") != "", Workspace: strings.TrimSpace(r.PostFormValue("workspace")),
 		}
 		c, errs := parseSettings(f)
+		limits, lf := parseLimits(r, errs)
 		workspace := p.Workspace
 		if v.Admin {
 			if msg := s.checkWorkspace(f.Workspace); msg != "" {
@@ -73,12 +78,16 @@ func (s *Server) handleSettingsSave() http.Handler {
 			workspace = f.Workspace
 		}
 		if len(errs) > 0 {
-			sv := s.settingsView(p, v, f)
-			sv.Errors = errs
+			sv, _ := s.withLimits(r.Context(), p, s.settingsView(p, v, f))
+			sv.Errors, sv.Limits = errs, lf
 			s.renderSettings(w, r, http.StatusBadRequest, sv)
 			return
 		}
 		if err := s.st.UpdateProjectSettings(r.Context(), p.ID, c, workspace); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if err := s.st.SetProjectLimits(r.Context(), p.ID, limits); err != nil {
 			s.fail(w, r, err)
 			return
 		}
