@@ -155,7 +155,7 @@ func TestBudgetEndsTheTurnWithANotice(t *testing.T) {
 	sup, j, pub := newTestSupervisor(t, fakeapi.ClaudeBin(t), fake.Env(t.TempDir()))
 	o := testOptions(t, "")
 	o.ExtraArgs = []string{"--max-budget-usd", "1"}
-	o.BudgetNotice = func(context.Context) string { return "The session reached its limit of $1.00." }
+	o.BudgetCheck = func(context.Context) string { return "The session reached its limit of $1.00." }
 	if err := sup.Prompt(t.Context(), "s1", With(o), "go", "you"); err != nil {
 		t.Fatal(err)
 	}

@@ -74,22 +74,29 @@ func (res resultFields) outcome() string {
 	return StatusCompleted
 }
 
-// afterResult runs once a result line is in the log. A turn the CLI ended
-// at its spending limit gets a notice, and the process is ended: its budget
-// was fixed when it started, so the next turn starts a process with the
-// limits and spending as they are then.
+// afterResult runs once a result line is in the log, with the turn's cost
+// already added to the session's. A turn the CLI ended at its spending
+// limit, or one after which a limit is reached, gets a notice, and the
+// process is ended: its --max-budget-usd was fixed when it started, so the
+// next turn starts a process with the limits and spending as they are then.
 func (r *Run) afterResult(ctx context.Context, raw json.RawMessage) {
 	var res resultFields
-	if json.Unmarshal(raw, &res) != nil || res.Subtype != budgetSubtype {
+	_ = json.Unmarshal(raw, &res)
+	reached := ""
+	if r.budgetCheck != nil {
+		reached = r.budgetCheck(ctx)
+	}
+	if res.Subtype != budgetSubtype && reached == "" {
 		return
 	}
-	text := "Claude stopped: the spending limit was reached."
-	if r.budgetNotice != nil {
-		text = r.budgetNotice(ctx)
+	if reached == "" {
+		reached = "Claude stopped: the spending limit was reached."
 	}
-	r.notice(ctx, "warn", text)
+	r.notice(ctx, "warn", reached)
 	r.log.Info("spending limit reached", "errors", res.Errors)
-	r.endStatus = StatusInterrupted
+	if res.Subtype == budgetSubtype {
+		r.endStatus = StatusInterrupted
+	}
 	r.stopping = true
 	r.cancel()
 }

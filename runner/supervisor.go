@@ -62,9 +62,10 @@ type Options struct {
 	// (never while an ask is open); 0 = no watchdog. StallGrace is how long
 	// the interrupt gets before the process is killed (0 = 10 s).
 	StallTimeout, StallGrace time.Duration
-	// BudgetNotice says which spending limit was reached when the CLI ends a
-	// turn at --max-budget-usd; nil = a general sentence.
-	BudgetNotice func(context.Context) string
+	// BudgetCheck is called after every turn: it returns the sentence that
+	// says which spending limit is reached, or "" when none is. nil = no
+	// limits of Parley's own (the CLI's --max-budget-usd may still apply).
+	BudgetCheck func(context.Context) string
 }
 
 // Live returns the session's live run, if there is one.
@@ -230,7 +231,7 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 		cmds: make(chan command), lines: make(chan Line), writes: make(chan []byte, 64),
 		exited: make(chan exitInfo, 1), done: make(chan struct{}), finished: make(chan struct{}),
 		cancel: cancel, pending: map[string]pendingAsk{}, plans: map[string]string{}}
-	r.runLimits = runLimits{stallTimeout: o.StallTimeout, stallGrace: o.StallGrace, budgetNotice: o.BudgetNotice,
+	r.runLimits = runLimits{stallTimeout: o.StallTimeout, stallGrace: o.StallGrace, budgetCheck: o.BudgetCheck,
 		outcome: map[bool]string{true: StatusEnded, false: "idle"}[o.Resume]}
 	r.log = s.log.With("session_id", o.SessionID)
 	var unregister func()

@@ -91,23 +91,22 @@ func (s *Server) applyLimits(ctx context.Context, o *runner.Options, sess store.
 		return &httpError{http.StatusForbidden, reached + " An owner can raise the limit in the project's settings."}
 	}
 	o.ExtraArgs = append(o.ExtraArgs, "--max-budget-usd", strconv.FormatFloat(left, 'f', 6, 64))
-	o.BudgetNotice = func(ctx context.Context) string { return s.budgetNotice(ctx, sess) }
+	o.BudgetCheck = func(ctx context.Context) string { return s.budgetCheck(ctx, sess) }
 	return nil
 }
 
-// budgetNotice is the sentence the session shows when the CLI ended a turn
-// at its spending limit.
-func (s *Server) budgetNotice(ctx context.Context, sess store.Session) string {
-	text := "Claude stopped: the spending limit was reached."
+// budgetCheck is the notice a session shows after a turn that reached a
+// spending limit, or "".
+func (s *Server) budgetCheck(ctx context.Context, sess store.Session) string {
 	l, err1 := s.st.ProjectLimits(ctx, sess.ProjectID)
 	sp, err2 := s.st.Spending(ctx, sess.ID)
 	if err1 != nil || err2 != nil {
-		return text
+		return ""
 	}
 	if _, reached := budgetLeft(l, sp); reached != "" {
-		text = "Claude stopped: the spending limit was reached. " + reached
+		return "Claude stopped: the spending limit was reached. " + reached + " An owner can raise the limit in the project's settings."
 	}
-	return text + " An owner can raise the limit in the project's settings."
+	return ""
 }
 
 // budgetLine is what the session page says about spending and limits; ""
