@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -23,19 +24,24 @@ const maxAnswerBytes = 256 << 10
 // errSafetyDeadline is the cause of the client's own deadline.
 var errSafetyDeadline = errors.New("ask-user safety deadline passed")
 
+// retryBackoff is how long the client waits before each new attempt to
+// connect to the relay: the server may be restarting, or busy accepting.
+var retryBackoff = []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second}
+
 // Client relays questions to the Parley server's [RelayHandler]. It
 // implements [Asker].
 type Client struct {
-	cfg   Config
-	http  *http.Client
-	grace time.Duration
+	cfg     Config
+	http    *http.Client
+	grace   time.Duration
+	backoff []time.Duration // waits before each retry of a failed connection
 }
 
 // NewClient returns a Client for c.
 func NewClient(c Config) *Client {
 	// No http.Client.Timeout: the request is held for as long as a person
 	// takes to answer; Ask bounds it with its own deadline instead.
-	return &Client{cfg: c, http: &http.Client{}, grace: safetyGrace}
+	return &Client{cfg: c, http: &http.Client{}, grace: safetyGrace, backoff: retryBackoff}
 }
 
 // Ask posts f to the relay as one request, which the server holds until the
@@ -54,13 +60,17 @@ func (c *Client) Ask(ctx context.Context, f Form) (Answer, error) {
 		return Answer{}, fmt.Errorf("ask user: %w", err)
 	}
 	reqCtx := ctx
-	if c.cfg.TimeoutSeconds > 0 {
-		d := time.Duration(c.cfg.TimeoutSeconds)*time.Second + c.grace
+	timeout := c.cfg.TimeoutSeconds
+	if f.TimeoutSeconds > 0 {
+		timeout = f.TimeoutSeconds
+	}
+	if timeout > 0 {
+		d := time.Duration(timeout)*time.Second + c.grace
 		var cancel context.CancelFunc
 		reqCtx, cancel = context.WithTimeoutCause(ctx, d, errSafetyDeadline)
 		defer cancel()
 	}
-	a, err := c.post(reqCtx, body)
+	a, err := c.postRetrying(reqCtx, body)
 	switch {
 	case err == nil:
 		return a, nil
@@ -70,6 +80,27 @@ func (c *Client) Ask(ctx context.Context, f Form) (Answer, error) {
 		return Answer{Status: StatusTimedOut}, nil
 	default:
 		return Answer{}, err
+	}
+}
+
+// postRetrying posts body, trying again after each backoff wait while the
+// connection itself fails (nothing listens, the dial times out). Once a
+// connection was made the server may have opened the ask, so any later
+// failure is final: a retry could ask the same question twice.
+func (c *Client) postRetrying(ctx context.Context, body []byte) (Answer, error) {
+	for attempt := 0; ; attempt++ {
+		a, err := c.post(ctx, body)
+		var op *net.OpError
+		if err == nil || attempt >= len(c.backoff) || !errors.As(err, &op) || op.Op != "dial" {
+			return a, err
+		}
+		t := time.NewTimer(c.backoff[attempt])
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return Answer{}, err
+		}
 	}
 }
 

@@ -36,6 +36,37 @@ type Config struct {
 	// answers timed_out. The client gives up 30 s after that; 0 means the
 	// client has no deadline of its own.
 	TimeoutSeconds int `json:"timeout_seconds"`
+	// MaxTimeoutSeconds is the longest wait the model may choose for one
+	// call with the tools' "timeout" argument; 0 = TimeoutSeconds.
+	MaxTimeoutSeconds int `json:"max_timeout_seconds,omitempty"`
+}
+
+// MinTimeoutSeconds is the shortest wait the model may choose for a call:
+// less gives no person a fair chance to read the question.
+const MinTimeoutSeconds = 10
+
+// MaxTimeout is the longest per-call timeout, in seconds, that c allows.
+func (c Config) MaxTimeout() int {
+	if c.MaxTimeoutSeconds > c.TimeoutSeconds {
+		return c.MaxTimeoutSeconds
+	}
+	return c.TimeoutSeconds
+}
+
+// CheckTimeout reports whether a per-call timeout (seconds; 0 = the
+// default) lies within c's bounds, naming the field when it does not.
+func (c Config) CheckTimeout(sec int) error {
+	if sec == 0 {
+		return nil
+	}
+	max := c.MaxTimeout()
+	if sec < MinTimeoutSeconds || (max > 0 && sec > max) {
+		if max <= 0 {
+			return fmt.Errorf("timeout: at least %d seconds, got %d", MinTimeoutSeconds, sec)
+		}
+		return fmt.Errorf("timeout: between %d and %d seconds, got %d", MinTimeoutSeconds, max, sec)
+	}
+	return nil
 }
 
 // NewToken returns a fresh run token: 32 random bytes, base64url without padding.
@@ -117,6 +148,9 @@ func (c Config) validate() error {
 	if c.TimeoutSeconds < 0 {
 		return fmt.Errorf("timeout_seconds: must not be negative, got %d", c.TimeoutSeconds)
 	}
+	if c.MaxTimeoutSeconds < 0 {
+		return fmt.Errorf("max_timeout_seconds: must not be negative, got %d", c.MaxTimeoutSeconds)
+	}
 	return nil
 }
 
@@ -126,4 +160,22 @@ func isLoopback(host string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
+}
+
+// SweepConfigs removes every config file [WriteConfig] left in dir and
+// returns how many it removed. Call it at start, before any run: a crash
+// leaves the files of its runs behind, and their tokens are dead.
+func SweepConfigs(dir string) (int, error) {
+	paths, err := filepath.Glob(filepath.Join(dir, "askuser-*.json"))
+	if err != nil {
+		return 0, fmt.Errorf("sweep ask-user configs: %w", err)
+	}
+	n := 0
+	for _, p := range paths {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return n, fmt.Errorf("sweep ask-user configs: %w", err)
+		}
+		n++
+	}
+	return n, nil
 }

@@ -116,3 +116,24 @@ func TestLoadConfigFileErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestSweepConfigs(t *testing.T) {
+	dir := t.TempDir()
+	for range 2 {
+		if _, err := WriteConfig(dir, Config{URL: "http://127.0.0.1:1/ask", Token: "t"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other := filepath.Join(dir, "keep.json")
+	if err := os.WriteFile(other, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	n, err := SweepConfigs(dir)
+	if err != nil || n != 2 {
+		t.Fatalf("SweepConfigs = %d, %v; want 2, nil", n, err)
+	}
+	left, _ := filepath.Glob(filepath.Join(dir, "*"))
+	if len(left) != 1 || left[0] != other {
+		t.Errorf("left %v, want only %s", left, other)
+	}
+}

@@ -15,7 +15,7 @@ const formDescription = `Ask the user (the people working with you in this Parle
 Use it instead of ask_user when you need several related answers together (for example the settings of a new component). Each question has a type: "text" (free text), "single" (one of 2–4 options), "multiple" (any of 2–4 options) or "yes_no". Questions are required unless "required" is false. The user may also decline the whole form with a reason; then decide yourself how to proceed. On a timeout, carry on with your best judgment.`
 
 // formSchema is the ask_user_questions input schema.
-func formSchema() *jsonschema.Schema {
+func formSchema(c Config) *jsonschema.Schema {
 	closed := &jsonschema.Schema{Not: &jsonschema.Schema{}}
 	option := &jsonschema.Schema{
 		Type: "object",
@@ -29,6 +29,7 @@ func formSchema() *jsonschema.Schema {
 	question := &jsonschema.Schema{
 		Type: "object",
 		Properties: map[string]*jsonschema.Schema{
+			"id":          {Type: "string", Pattern: "^[A-Za-z0-9_.-]{1,64}$", Description: "Optional key for this question; its answer is then also in answersById[id]."},
 			"question":    {Type: "string", Description: "The question, complete and self-contained."},
 			"header":      {Type: "string", Description: "A short label for the question (a few words)."},
 			"type":        {Type: "string", Enum: []any{TypeText, TypeSingle, TypeMultiple, TypeYesNo}, Description: "text, single, multiple or yes_no."},
@@ -44,6 +45,7 @@ func formSchema() *jsonschema.Schema {
 		Properties: map[string]*jsonschema.Schema{
 			"title":     {Type: "string", Description: "An optional title for the form."},
 			"questions": {Type: "array", Items: question, MinItems: jsonschema.Ptr(1), MaxItems: jsonschema.Ptr(maxQuestions)},
+			"timeout":   timeoutSchema(c),
 		},
 		Required:             []string{"questions"},
 		AdditionalProperties: closed,
@@ -52,6 +54,7 @@ func formSchema() *jsonschema.Schema {
 
 // formQuestion is one question as the model sends it.
 type formQuestion struct {
+	ID          string   `json:"id"`
 	Question    string   `json:"question"`
 	Header      string   `json:"header"`
 	Type        string   `json:"type"`
@@ -66,6 +69,7 @@ func decodeForm(args json.RawMessage) (Form, error) {
 	var in struct {
 		Title     string         `json:"title"`
 		Questions []formQuestion `json:"questions"`
+		Timeout   int            `json:"timeout"`
 	}
 	if len(bytes.TrimSpace(args)) > 0 {
 		dec := json.NewDecoder(bytes.NewReader(args))
@@ -80,7 +84,7 @@ func decodeForm(args json.RawMessage) (Form, error) {
 	case n > maxQuestions:
 		return Form{}, fmt.Errorf("questions: at most %d questions, got %d", maxQuestions, n)
 	}
-	f := Form{Title: strings.TrimSpace(in.Title)}
+	f := Form{Title: strings.TrimSpace(in.Title), TimeoutSeconds: in.Timeout}
 	for i, fq := range in.Questions {
 		q, err := fq.toQuestion()
 		if err != nil {
@@ -88,11 +92,11 @@ func decodeForm(args json.RawMessage) (Form, error) {
 		}
 		f.Questions = append(f.Questions, q)
 	}
-	return f, nil
+	return f, f.Validate()
 }
 
 func (fq formQuestion) toQuestion() (Question, error) {
-	q := Question{Question: fq.Question, Header: fq.Header, Type: fq.Type, Options: fq.Options,
+	q := Question{ID: fq.ID, Question: fq.Question, Header: fq.Header, Type: fq.Type, Options: fq.Options,
 		Placeholder: fq.Placeholder, Optional: fq.Required != nil && !*fq.Required}
 	if q.Type == "" {
 		return q, errors.New("type: required (text, single, multiple or yes_no)")

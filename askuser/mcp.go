@@ -25,10 +25,34 @@ Use it when you need a decision, a preference or a fact that only the user can g
 
 Offer options when the answer is one of a few choices (the user may still add free text); set multiSelect when several options can apply. Omit options for an open question. The call blocks until the user answers, the question times out, or the run is stopped; on a timeout, carry on with your best judgment.`
 
+// serverInstructions tell the model, once per session, how the parley
+// tools behave.
+const serverInstructions = `The parley server lets you ask the people working with you in this Parley chat and wait for their answer: ask_user for one question, ask_user_questions for a small form of up to four. A person answers in the browser (or a terminal); the call blocks until then. The result says whether the question was answered, declined (with a reason), timed out or cancelled (the run was stopped): never assume an answer that is not in the result. Give a question an "id" to read its answer from answersById. Pass "timeout" (seconds) only when the answer is useless after a while.`
+
 // askTool is the ask_user tool: it relays each call through asker.
 type askTool struct {
 	asker     Asker
 	heartbeat time.Duration
+	cfg       Config // the timeout bounds
+}
+
+// annotations are the hints both tools give the client: they change
+// nothing, ask people (an open world) and are not idempotent.
+func annotations(title string) *mcp.ToolAnnotations {
+	return &mcp.ToolAnnotations{Title: title, ReadOnlyHint: true, DestructiveHint: jsonschema.Ptr(false),
+		IdempotentHint: false, OpenWorldHint: jsonschema.Ptr(true)}
+}
+
+// timeoutSchema is the "timeout" argument of both tools.
+func timeoutSchema(c Config) *jsonschema.Schema {
+	s := &jsonschema.Schema{Type: "integer", Minimum: jsonschema.Ptr(float64(MinTimeoutSeconds)),
+		Description: "Seconds to wait for an answer before the call returns timed out. Omit for the project's default."}
+	if max := c.MaxTimeout(); max > 0 {
+		s.Maximum = jsonschema.Ptr(float64(max))
+		s.Description = fmt.Sprintf("Seconds to wait for an answer (%d–%d) before the call returns timed out. Omit for the project's default (%d).",
+			MinTimeoutSeconds, max, c.TimeoutSeconds)
+	}
+	return s
 }
 
 // Serve runs the ask_user MCP server, named "parley", over the
@@ -36,7 +60,7 @@ type askTool struct {
 // claude CLI starts it), relaying each call to the server described by c.
 // It returns nil when the client closes the stream or ctx ends.
 func Serve(ctx context.Context, c Config, in io.ReadCloser, out io.WriteCloser) error {
-	t := &askTool{asker: NewClient(c), heartbeat: heartbeatInterval}
+	t := &askTool{asker: NewClient(c), heartbeat: heartbeatInterval, cfg: c}
 	err := newServer(t).Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
 		return fmt.Errorf("serve ask_user: %w", err)
@@ -46,18 +70,21 @@ func Serve(ctx context.Context, c Config, in io.ReadCloser, out io.WriteCloser) 
 
 // newServer returns an MCP server offering t as the tool ask_user.
 func newServer(t *askTool) *mcp.Server {
-	s := mcp.NewServer(&mcp.Implementation{Name: "parley", Version: "1.0.0"}, nil)
+	s := mcp.NewServer(&mcp.Implementation{Name: "parley", Version: "1.0.0"},
+		&mcp.ServerOptions{Instructions: serverInstructions})
 	s.AddTool(&mcp.Tool{
 		Name:        "ask_user",
 		Title:       "Ask the user",
 		Description: toolDescription,
-		InputSchema: inputSchema(),
+		InputSchema: inputSchema(t.cfg),
+		Annotations: annotations("Ask the user"),
 	}, t.handle)
 	s.AddTool(&mcp.Tool{
 		Name:        "ask_user_questions",
 		Title:       "Ask the user several questions",
 		Description: formDescription,
-		InputSchema: formSchema(),
+		InputSchema: formSchema(t.cfg),
+		Annotations: annotations("Ask the user several questions"),
 	}, t.handleForm)
 	return s
 }
@@ -65,7 +92,7 @@ func newServer(t *askTool) *mcp.Server {
 // inputSchema is the ask_user input schema, spelled out rather than inferred
 // from Question so that every field has one plain type (no ["null","array"]
 // unions, which some clients reject) and a description for the model.
-func inputSchema() *jsonschema.Schema {
+func inputSchema(c Config) *jsonschema.Schema {
 	closed := &jsonschema.Schema{Not: &jsonschema.Schema{}} // additionalProperties: false
 	return &jsonschema.Schema{
 		Type: "object",
@@ -76,7 +103,8 @@ func inputSchema() *jsonschema.Schema {
 			},
 			"options": {
 				Type:        "array",
-				Description: "Choices to offer, if the answer is one (or several) of a few. Omit for an open question.",
+				Description: "2–4 choices to offer, if the answer is one (or several) of a few. Omit for an open question.",
+				MinItems:    jsonschema.Ptr(minOptions),
 				MaxItems:    jsonschema.Ptr(maxOptions),
 				Items: &jsonschema.Schema{
 					Type: "object",
@@ -93,6 +121,7 @@ func inputSchema() *jsonschema.Schema {
 				Description: "Let the user choose more than one option.",
 				Default:     json.RawMessage("false"),
 			},
+			"timeout": timeoutSchema(c),
 		},
 		Required:             []string{"question"},
 		AdditionalProperties: closed,
@@ -102,16 +131,22 @@ func inputSchema() *jsonschema.Schema {
 // handle serves one ask_user call. Problems with the call itself become
 // error results the model can read and act on, never protocol errors.
 func (t *askTool) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	q, err := decodeQuestion(req.Params.Arguments)
+	f, err := decodeQuestion(req.Params.Arguments)
+	if err == nil {
+		err = t.cfg.CheckTimeout(f.TimeoutSeconds)
+	}
 	if err != nil {
 		return errorResult("Invalid ask_user arguments: " + err.Error() + ". Fix the arguments and call ask_user again."), nil
 	}
-	return t.ask(ctx, req, Single(q), false), nil
+	return t.ask(ctx, req, f, false), nil
 }
 
 // handleForm serves one ask_user_questions call.
 func (t *askTool) handleForm(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	f, err := decodeForm(req.Params.Arguments)
+	if err == nil {
+		err = t.cfg.CheckTimeout(f.TimeoutSeconds)
+	}
 	if err != nil {
 		return errorResult("Invalid ask_user_questions arguments: " + err.Error() + ". Fix the arguments and call ask_user_questions again."), nil
 	}
@@ -147,27 +182,31 @@ func (t *askTool) ask(ctx context.Context, req *mcp.CallToolRequest, f Form, str
 	return res
 }
 
-// decodeQuestion parses and validates the ask_user arguments.
-func decodeQuestion(args json.RawMessage) (Question, error) {
+// decodeQuestion parses and validates the ask_user arguments into a form
+// of one question.
+func decodeQuestion(args json.RawMessage) (Form, error) {
 	if len(bytes.TrimSpace(args)) == 0 {
-		return Question{}, errors.New("question: required")
+		return Form{}, errors.New("question: required")
 	}
 	var in struct {
 		Question    string   `json:"question"`
 		Options     []Option `json:"options"`
 		MultiSelect bool     `json:"multiSelect"`
+		Timeout     int      `json:"timeout"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(args))
 	// Report misspelt fields (say "multiselect") instead of ignoring them.
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&in); err != nil {
-		return Question{}, err
+		return Form{}, err
 	}
 	q := Question{Question: in.Question, Options: in.Options, MultiSelect: in.MultiSelect}
 	if err := q.Validate(); err != nil {
-		return Question{}, err
+		return Form{}, err
 	}
-	return q, nil
+	f := Single(q)
+	f.TimeoutSeconds = in.Timeout
+	return f, f.Validate()
 }
 
 // startHeartbeat sends progress notifications for token until ctx ends or

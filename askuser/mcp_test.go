@@ -96,7 +96,9 @@ func TestServeInvalidArguments(t *testing.T) {
 		{"no arguments", nil, "question"},
 		{"empty question", map[string]any{"question": ""}, "question"},
 		{"question not a string", map[string]any{"question": 42}, "question"},
-		{"option without label", map[string]any{"question": "Q?", "options": []any{map[string]any{"description": "d"}}}, "options[0].label"},
+		{"option without label", map[string]any{"question": "Q?", "options": []any{map[string]any{"label": "A"}, map[string]any{"description": "d"}}}, "options[1].label"},
+		{"one option", map[string]any{"question": "Q?", "options": []any{map[string]any{"label": "A"}}}, "options: give 2–4 options, got 1"},
+		{"timeout too short", map[string]any{"question": "Q?", "timeout": 3}, "timeout: between 10 and"},
 		{"options not an array", map[string]any{"question": "Q?", "options": "A or B"}, "options"},
 		{"unknown field", map[string]any{"question": "Q?", "choices": []any{"A"}}, `"choices"`},
 		{"multiSelect without options", map[string]any{"question": "Q?", "multiSelect": true}, "multiSelect"},
@@ -316,7 +318,7 @@ func TestServeAskUserQuestions(t *testing.T) {
 		t.Errorf("got %q (error %v), want %q", got, res.IsError, want)
 	}
 	sc, _ := json.Marshal(res.StructuredContent)
-	wantSC := `{"answered":true,"answeredBy":"ann","answers":[{"question":"Name?","selected":[],"text":"billing"},{"question":"Public?","selected":["Yes"],"text":""}],"declined":false,"message":"The user answered your questions:\n1. “Name?” → “billing”\n2. “Public?” → Yes","timedOut":false}`
+	wantSC := `{"answered":true,"answeredBy":"ann","answers":[{"question":"Name?","selected":[],"text":"billing"},{"question":"Public?","selected":["Yes"],"text":""}],"answersById":{},"cancelled":false,"declined":false,"message":"The user answered your questions:\n1. “Name?” → “billing”\n2. “Public?” → Yes","timedOut":false}`
 	if string(sc) != wantSC {
 		t.Errorf("structured content = %s, want %s", sc, wantSC)
 	}
@@ -348,9 +350,13 @@ func TestServeAskUserQuestionsInvalid(t *testing.T) {
 		{"no arguments", nil, "At least one question is required"},
 		{"one option", map[string]any{"questions": []any{
 			map[string]any{"question": "A?", "type": "text"},
-			map[string]any{"question": "B?", "type": "single", "options": opts(1)}}}, "question 2: a choice question needs 2–4 options"},
+			map[string]any{"question": "B?", "type": "single", "options": opts(1)}}}, "question 2: options: give 2–4 options, got 1"},
 		{"five options", map[string]any{"questions": []any{
-			map[string]any{"question": "B?", "type": "multiple", "options": opts(5)}}}, "question 1: a choice question needs 2–4 options"},
+			map[string]any{"question": "B?", "type": "multiple", "options": opts(5)}}}, "question 1: options: give 2–4 options, got 5"},
+		{"repeated id", map[string]any{"questions": []any{
+			map[string]any{"id": "name", "question": "A?", "type": "text"},
+			map[string]any{"id": "name", "question": "B?", "type": "text"}}}, `question 2: id: "name" repeats the id of question 1`},
+		{"timeout too long", map[string]any{"timeout": 3600, "questions": []any{map[string]any{"question": "A?", "type": "text"}}}, "timeout: between 10 and 60 seconds, got 3600"},
 		{"bad type", map[string]any{"questions": []any{map[string]any{"question": "B?", "type": "date"}}}, "question 1: type:"},
 		{"missing type", map[string]any{"questions": []any{map[string]any{"question": "B?"}}}, "question 1: type: required"},
 		{"empty question", map[string]any{"questions": []any{map[string]any{"question": "", "type": "text"}}}, "question 1: question: must not be empty"},

@@ -6,9 +6,16 @@ import (
 	"strings"
 )
 
-// maxOptions bounds the choices offered with one question; more than this
-// will not fit a person's attention, let alone the page.
-const maxOptions = 10
+// minOptions and maxOptions bound the choices offered with one question
+// (the ask_user_questions and AskUserQuestion contract: 2–4); more will not
+// fit a person's attention, and one is not a choice.
+const (
+	minOptions = 2
+	maxOptions = 4
+)
+
+// maxIDLen bounds a question's id.
+const maxIDLen = 64
 
 // maxQuestions bounds the questions of one form.
 const maxQuestions = 4
@@ -32,6 +39,9 @@ const (
 // The single-question ask_user tool sets Options and MultiSelect and leaves
 // Type empty; [Question.Kind] reads both.
 type Question struct {
+	// ID, if set, keys the question's answer in the structured result
+	// (answersById), so the model need not match question texts.
+	ID          string   `json:"id,omitempty"`
 	Question    string   `json:"question"`
 	Header      string   `json:"header,omitempty"`
 	Type        string   `json:"type,omitempty"`
@@ -74,8 +84,11 @@ func (q Question) Validate() error {
 	default:
 		return fmt.Errorf("type: %q is not one of text, single, multiple, yes_no", q.Type)
 	}
-	if len(q.Options) > maxOptions {
-		return fmt.Errorf("options: at most %d options, got %d", maxOptions, len(q.Options))
+	if err := validID(q.ID); err != nil {
+		return err
+	}
+	if n := len(q.Options); n > 0 && (n < minOptions || n > maxOptions) {
+		return fmt.Errorf("options: give %d–%d options, got %d", minOptions, maxOptions, n)
 	}
 	seen := make(map[string]int, len(q.Options))
 	for i, o := range q.Options {
@@ -97,10 +110,29 @@ func (q Question) Validate() error {
 	return nil
 }
 
+// validID checks a question id: short, and letters, digits, "_", "-" or ".".
+func validID(id string) error {
+	if id == "" {
+		return nil
+	}
+	if len(id) > maxIDLen {
+		return fmt.Errorf("id: at most %d characters, got %d", maxIDLen, len(id))
+	}
+	for _, c := range id {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return fmt.Errorf("id: %q may hold only letters, digits, _, - and .", id)
+		}
+	}
+	return nil
+}
+
 // Form is what one ask puts to people: 1–4 questions and an optional title.
 type Form struct {
 	Title     string     `json:"title,omitempty"`
 	Questions []Question `json:"questions"`
+	// TimeoutSeconds is the wait the model chose for this call, within the
+	// project's bounds ([Bounds]); 0 = the project's default.
+	TimeoutSeconds int `json:"timeout,omitempty"`
 }
 
 // Single is a form of one question.
@@ -114,165 +146,23 @@ func (f Form) Validate() error {
 	case n > maxQuestions:
 		return fmt.Errorf("questions: at most %d questions, got %d", maxQuestions, n)
 	}
+	if f.TimeoutSeconds < 0 {
+		return fmt.Errorf("timeout: must not be negative, got %d", f.TimeoutSeconds)
+	}
 	if len(f.Questions) == 1 {
 		return f.Questions[0].Validate()
 	}
+	ids := map[string]int{}
 	for i, q := range f.Questions {
 		if err := q.Validate(); err != nil {
 			return fmt.Errorf("question %d: %w", i+1, err)
 		}
+		if j, ok := ids[q.ID]; ok && q.ID != "" {
+			return fmt.Errorf("question %d: id: %q repeats the id of question %d", i+1, q.ID, j+1)
+		}
+		ids[q.ID] = i
 	}
 	return nil
-}
-
-// Status is how an ask ended.
-type Status string
-
-// The ways an ask ends.
-const (
-	StatusAnswered  Status = "answered"
-	StatusDeclined  Status = "declined"
-	StatusTimedOut  Status = "timed_out"
-	StatusCancelled Status = "cancelled"
-)
-
-// Reply is a person's answer to one question.
-type Reply struct {
-	// Selected holds the labels of the chosen options.
-	Selected []string `json:"selected,omitempty"`
-	// Text is what the person wrote, if anything.
-	Text string `json:"text,omitempty"`
-}
-
-// Empty reports whether the reply says nothing.
-func (r Reply) Empty() bool { return len(r.Selected) == 0 && strings.TrimSpace(r.Text) == "" }
-
-// Answer is the outcome of a [Form].
-type Answer struct {
-	Status Status `json:"status"`
-	// Replies holds one reply per question, in order, when answered.
-	Replies []Reply `json:"replies,omitempty"`
-	// AnsweredBy names the person who answered or declined.
-	AnsweredBy string `json:"answered_by,omitempty"`
-	// Reason says why the ask was declined or cancelled.
-	Reason string `json:"reason,omitempty"`
-}
-
-// timedOutText is what the model reads when nobody answered in time.
-const timedOutText = "User did not respond within the timeout period. Proceeding with your best judgment."
-
-// ResultText renders a as the text of the tool result for f, and reports
-// whether the result is an error (anything but an answer or a decline).
-func (a Answer) ResultText(f Form) (text string, isError bool) {
-	switch a.Status {
-	case StatusAnswered:
-		return AnsweredText(f, a.Replies), false
-	case StatusDeclined:
-		return DeclinedText(a.Reason), false
-	case StatusTimedOut:
-		return timedOutText, true
-	case StatusCancelled:
-		reason := strings.TrimRight(strings.TrimSpace(a.Reason), ".")
-		if reason == "" {
-			reason = "the run was stopped"
-		}
-		return "The question was cancelled before the user answered: " + reason + ".", true
-	default:
-		return fmt.Sprintf("The question ended with an unknown status %q; the user's answer is not available.", a.Status), true
-	}
-}
-
-// DeclinedText is what the model reads when a person declines to answer.
-func DeclinedText(reason string) string {
-	reason = strings.TrimSpace(reason)
-	if reason == "" {
-		return "The user declined to answer and gave no reason. Do not wait for an answer: decide yourself how to proceed, or ask differently."
-	}
-	return "The user declined to answer. Their reason: " + quoteText(reason) + ". Do not wait for an answer: take the reason into account and decide how to proceed."
-}
-
-// AnsweredText renders the replies to f as the model reads them. One
-// question reads "User selected: A"; several read one line each, quoting
-// the question.
-func AnsweredText(f Form, replies []Reply) string {
-	if len(f.Questions) <= 1 {
-		var r Reply
-		if len(replies) > 0 {
-			r = replies[0]
-		}
-		return replyText(r)
-	}
-	var b strings.Builder
-	b.WriteString("The user answered your questions:")
-	for i, q := range f.Questions {
-		var r Reply
-		if i < len(replies) {
-			r = replies[i]
-		}
-		fmt.Fprintf(&b, "\n%d. %s → %s", i+1, quoteText(q.Question), shortReply(r))
-	}
-	return b.String()
-}
-
-func replyText(r Reply) string {
-	selected := strings.Join(r.Selected, ", ")
-	switch {
-	case selected != "" && r.Text != "":
-		return "User selected: " + selected + "\nUser also wrote: " + r.Text
-	case selected != "":
-		return "User selected: " + selected
-	case r.Text != "":
-		return "User answered: " + r.Text
-	default:
-		return "User answered without choosing an option or writing anything."
-	}
-}
-
-func shortReply(r Reply) string {
-	parts := append([]string{}, r.Selected...)
-	if r.Text != "" {
-		parts = append(parts, quoteText(r.Text))
-	}
-	if len(parts) == 0 {
-		return "(no answer)"
-	}
-	return strings.Join(parts, ", ")
-}
-
-// quoteText puts s in double quotes for the model.
-func quoteText(s string) string { return "\u201c" + s + "\u201d" }
-
-// ReplyText is one reply in words, for people and for a resumed turn.
-func ReplyText(r Reply) string { return shortReply(r) }
-
-// Structured is the structured content of the tool result for f:
-// {answered, declined, timedOut, answers: [{question, selected, text}], answeredBy}.
-func (a Answer) Structured(f Form) map[string]any {
-	answers := []map[string]any{}
-	if a.Status == StatusAnswered {
-		for i, q := range f.Questions {
-			var r Reply
-			if i < len(a.Replies) {
-				r = a.Replies[i]
-			}
-			sel := r.Selected
-			if sel == nil {
-				sel = []string{}
-			}
-			answers = append(answers, map[string]any{"question": q.Question, "selected": sel, "text": r.Text})
-		}
-	}
-	m := map[string]any{
-		"answered":   a.Status == StatusAnswered,
-		"declined":   a.Status == StatusDeclined,
-		"timedOut":   a.Status == StatusTimedOut,
-		"answers":    answers,
-		"answeredBy": a.AnsweredBy,
-	}
-	if a.Reason != "" {
-		m["reason"] = a.Reason
-	}
-	return m
 }
 
 // Check validates replies from a person against f: one reply per question,

@@ -19,7 +19,9 @@ func TestQuestionValidate(t *testing.T) {
 		{"empty question", Question{Question: ""}, "question:"},
 		{"blank question", Question{Question: " \n\t"}, "question:"},
 		{"option without label", Question{Question: "Q?", Options: []Option{{Label: "A"}, {Description: "no label"}}}, "options[1].label:"},
-		{"blank label", Question{Question: "Q?", Options: []Option{{Label: "  "}}}, "options[0].label:"},
+		{"blank label", Question{Question: "Q?", Options: []Option{{Label: "  "}, {Label: "B"}}}, "options[0].label:"},
+		{"one option", Question{Question: "Q?", Options: []Option{{Label: "A"}}}, "options: give 2–4"},
+		{"bad id", Question{ID: "a b", Question: "Q?"}, "id:"},
 		{"duplicate label", Question{Question: "Q?", Options: []Option{{Label: "A"}, {Label: "B"}, {Label: "A"}}}, "options[2].label:"},
 		{"too many options", Question{Question: "Q?", Options: make([]Option, maxOptions+1)}, "options:"},
 		{"multiSelect without options", Question{Question: "Q?", MultiSelect: true}, "multiSelect:"},
@@ -96,7 +98,8 @@ func TestFormResultAndStructured(t *testing.T) {
 		t.Errorf("ResultText = %q, %v; want %q", text, isErr, want)
 	}
 	got := a.Structured(f)
-	wantS := map[string]any{"answered": true, "declined": false, "timedOut": false, "answeredBy": "ann",
+	wantS := map[string]any{"answered": true, "declined": false, "timedOut": false, "cancelled": false, "answeredBy": "ann",
+		"answersById": map[string]any{},
 		"answers": []map[string]any{
 			{"question": "Name?", "selected": []string{}, "text": "billing"},
 			{"question": "Languages?", "selected": []string{"Go", "Rust"}, "text": "mostly Go"},

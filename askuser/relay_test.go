@@ -60,7 +60,7 @@ func TestRelayHandlerRejects(t *testing.T) {
 		{"not JSON", http.MethodPost, "Bearer live", "question?", http.StatusBadRequest, "invalid question JSON"},
 		{"trailing junk", http.MethodPost, "Bearer live", valid + "}", http.StatusBadRequest, "invalid question JSON"},
 		{"missing question", http.MethodPost, "Bearer live", `{"options":[{"label":"A"}]}`, http.StatusBadRequest, "question: must not be empty"},
-		{"option without label", http.MethodPost, "Bearer live", `{"question":"Q?","options":[{"description":"d"}]}`, http.StatusBadRequest, "options[0].label: must not be empty"},
+		{"option without label", http.MethodPost, "Bearer live", `{"question":"Q?","options":[{"label":"A"},{"description":"d"}]}`, http.StatusBadRequest, "options[1].label: must not be empty"},
 		{"oversized body", http.MethodPost, "Bearer live", `{"question":"` + strings.Repeat("x", maxQuestionBytes) + `"}`, http.StatusRequestEntityTooLarge, "question too large"},
 	}
 	for _, tt := range tests {

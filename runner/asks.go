@@ -125,6 +125,8 @@ func (r *Run) openAsk(ctx context.Context, p AskPayload, timeout time.Duration) 
 		})
 	}
 	r.pending[p.InputID] = pa
+	r.log.Info("ask opened", "input_id", p.InputID, "kind", p.Kind, "source", p.Source, "tool", p.ToolName,
+		"request_id", p.RequestID, "tool_use_id", p.ToolUseID, "timeout_seconds", p.TimeoutSeconds)
 	r.changeSession(ctx, SessionChange{Status: r.status()})
 	return p.InputID, nil
 }
@@ -160,10 +162,9 @@ func (r *Run) resolve(ctx context.Context, pa pendingAsk, status askuser.Status,
 	if err != nil {
 		return fmt.Errorf("encode answer: %w", err)
 	}
-	payload, err := json.Marshal(map[string]any{"input_id": id, "kind": pa.p.Kind, "status": storeStatus(status),
-		"answer": resp, "answered_by": resp.By, "reason": resp.Reason, "detached": !pa.attached})
+	payload, err := resolutionPayload(pa.p, status, resp, !pa.attached)
 	if err != nil {
-		return fmt.Errorf("encode resolution: %w", err)
+		return err
 	}
 	e := r.event(TypeInputResolved, payload)
 	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
@@ -176,6 +177,7 @@ func (r *Run) resolve(ctx context.Context, pa pendingAsk, status askuser.Status,
 	}
 	r.seq = e.Seq
 	r.pub.Publish(e)
+	logResolved(r.log, pa.p, storeStatus(status), resp, !pa.attached)
 	delete(r.pending, id)
 	if pa.timer != nil {
 		pa.timer.Stop()
@@ -185,6 +187,16 @@ func (r *Run) resolve(ctx context.Context, pa pendingAsk, status askuser.Status,
 	}
 	r.changeSession(ctx, SessionChange{Status: r.status()})
 	return nil
+}
+
+// resolutionPayload is the payload of an input_resolved event.
+func resolutionPayload(p AskPayload, status askuser.Status, resp Response, detached bool) (json.RawMessage, error) {
+	payload, err := json.Marshal(map[string]any{"input_id": p.InputID, "kind": p.Kind, "status": storeStatus(status),
+		"answer": resp, "answered_by": resp.By, "reason": resp.Reason, "detached": detached})
+	if err != nil {
+		return nil, fmt.Errorf("encode resolution: %w", err)
+	}
+	return payload, nil
 }
 
 // deliver hands the outcome to whoever in the process waits for it.
@@ -222,6 +234,9 @@ func (r *Run) detach(ctx context.Context, ids []string, reason string) {
 	}
 	if len(detached) > 0 {
 		r.recordJSON(ctx, TypeInputDetached, map[string]any{"input_ids": detached, "reason": reason})
+		for _, id := range detached {
+			r.log.Info("ask detached", "input_id", id, "reason", reason)
+		}
 	}
 }
 

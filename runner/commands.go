@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"strconv"
+	"time"
 
 	"parley/askuser"
 )
@@ -20,6 +21,7 @@ func (c turnCmd) run(ctx context.Context, r *Run) error {
 		c.reply <- ErrRunEnded
 		return ErrRunEnded
 	}
+	r.worked = true
 	var err error
 	if c.resend {
 		err = r.writeTurn(ctx, sentTurn{text: c.text, by: c.by})
@@ -94,12 +96,13 @@ type askOpened struct {
 func (c askCmd) run(ctx context.Context, r *Run) error {
 	f := c.f
 	p := AskPayload{Kind: KindQuestion, Source: SourceAskUser, Form: &f}
-	id, err := r.openAsk(ctx, p, r.askTimeout)
+	timeout := r.callTimeout(f)
+	id, err := r.openAsk(ctx, p, timeout)
 	if err != nil {
 		c.reply <- askOpened{err: err}
 		return err
 	}
-	ch := r.broker.Open(id, r.askTimeout, func(id string) {
+	ch := r.broker.Open(id, timeout, func(id string) {
 		r.post(resolveCmd{id: id, status: askuser.StatusTimedOut})
 	})
 	c.reply <- askOpened{id: id, answer: ch}
@@ -118,6 +121,7 @@ func (c answerCmd) run(ctx context.Context, r *Run) error {
 		c.reply <- ErrRunEnded
 		return ErrRunEnded
 	}
+	r.worked = true
 	err := r.answer(ctx, c.id, c.resp)
 	c.reply <- err
 	return err
@@ -155,4 +159,16 @@ func (r *Run) post(c command) {
 	case r.cmds <- c:
 	case <-r.done:
 	}
+}
+
+// callTimeout is how long an ask_user call waits: the model's "timeout"
+// kept within [askuser.MinTimeoutSeconds, the project's maximum], else the
+// project's ask timeout. The MCP server refuses a timeout out of bounds;
+// this holds the bound for any other client of the relay.
+func (r *Run) callTimeout(f askuser.Form) time.Duration {
+	if f.TimeoutSeconds <= 0 {
+		return r.askTimeout
+	}
+	d := time.Duration(f.TimeoutSeconds) * time.Second
+	return min(max(d, askuser.MinTimeoutSeconds*time.Second), max(r.askTimeout, r.askMaxTimeout))
 }

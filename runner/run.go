@@ -23,18 +23,22 @@ type Run struct {
 	broker  *askuser.Broker
 	proc    *process
 
-	askTimeout  time.Duration // ask_user questions
-	permTimeout time.Duration // permissions, plans, AskUserQuestion; 0 = none
-	cmds        chan command  // from members and the relay, into the loop
-	lines       chan Line     // decoded stdout
-	writes      chan []byte   // stdin lines, written by the writer goroutine
-	exited      chan exitInfo // the process has ended (after stdout EOF)
-	done        chan struct{} // closed when the loop has ended
-	cancel      context.CancelFunc
-	finished    chan struct{} // closed when every goroutine of the run has ended
-	onEnd       func()        // called by the loop once the run has ended
-	idleTimeout time.Duration // end the process after this long with nothing to do; 0 = never
-	idle        *time.Timer   // owned by the loop
+	askTimeout time.Duration // ask_user questions
+	// askMaxTimeout bounds the wait the model may choose per call.
+	askMaxTimeout time.Duration
+	mcpChecked    bool          // the init event's MCP server status was read
+	permTimeout   time.Duration // permissions, plans, AskUserQuestion; 0 = none
+	cmds          chan command  // from members and the relay, into the loop
+	lines         chan Line     // decoded stdout
+	writes        chan []byte   // stdin lines, written by the writer goroutine
+	exited        chan exitInfo // the process has ended (after stdout EOF)
+	done          chan struct{} // closed when the loop has ended
+	cancel        context.CancelFunc
+	finished      chan struct{} // closed when every goroutine of the run has ended
+	onEnd         func()        // called by the loop once the run has ended
+	idleTimeout   time.Duration // end the process after this long with nothing to do; 0 = never
+	idle          *time.Timer   // owned by the loop
+	idleState                   // what the slot queue reads (slots.go)
 
 	// Owned by the loop goroutine.
 	seq      int64
@@ -110,6 +114,7 @@ func (r *Run) loop(ctx context.Context) {
 			}
 			r.handleLine(work, l)
 			r.armIdle()
+			r.markIdle()
 			if l.Type != "tool_progress" {
 				r.armStall()
 			}
@@ -118,6 +123,7 @@ func (r *Run) loop(ctx context.Context) {
 				r.log.Debug("command failed", "err", err)
 			}
 			r.armIdle()
+			r.markIdle()
 			r.armStall()
 		case x := <-r.exited:
 			r.finish(x)

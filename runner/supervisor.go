@@ -21,7 +21,10 @@ type Supervisor struct {
 	pub        Publisher
 	broker     *askuser.Broker
 	log        *slog.Logger
-	runtimeDir string // where per-run ask_user config files live
+	runtimeDir string        // where per-run ask_user config files live
+	runEnded   func()        // told after each run ends (may be nil)
+	slots      *slots        // the cap on live processes and the line for it
+	queueObs   QueueObserver // nil: nobody is told about the line
 
 	ctx    context.Context // the server's lifetime; runs are its children
 	mu     sync.Mutex
@@ -38,13 +41,21 @@ type Deps struct {
 	Broker     *askuser.Broker
 	Log        *slog.Logger
 	RuntimeDir string
+	// RunEnded, if set, is called after each run has ended: asks it left
+	// open are detached from then on (see server.Expirer). It must not block.
+	RunEnded func()
+	// MaxRuns caps the live claude processes; 0 = no cap. A session that
+	// needs a process when all are taken waits in line (see slots.go).
+	MaxRuns int
+	Queue   QueueObserver // hears where waiting sessions stand; may be nil
 }
 
 // NewSupervisor returns a Supervisor whose runs live until ctx ends or
 // Shutdown is called.
 func NewSupervisor(ctx context.Context, d Deps) *Supervisor {
 	return &Supervisor{cfg: d.Config, journal: d.Journal, pub: d.Publisher, broker: d.Broker,
-		log: d.Log, runtimeDir: d.RuntimeDir, ctx: ctx, runs: map[string]*Run{}}
+		log: d.Log, runtimeDir: d.RuntimeDir, runEnded: d.RunEnded, ctx: ctx, runs: map[string]*Run{},
+		slots: &slots{max: d.MaxRuns}, queueObs: d.Queue}
 }
 
 // Options are the per-session settings of a new run.
@@ -52,6 +63,9 @@ type Options struct {
 	Spec
 	RelayURL   string        // loopback URL of the ask relay; "" = no ask_user tool
 	AskTimeout time.Duration // how long an ask_user question waits
+	// AskMaxTimeout is the longest wait the model may choose for one
+	// ask_user call ("timeout"); 0 = AskTimeout.
+	AskMaxTimeout time.Duration
 	// PermissionTimeout is how long permission, plan and AskUserQuestion
 	// asks wait before they are denied; 0 = no deadline.
 	PermissionTimeout time.Duration
@@ -90,7 +104,7 @@ func With(o Options) Starter {
 // Prompt sends a user turn to the session's live process, starting one
 // when there is none.
 func (s *Supervisor) Prompt(ctx context.Context, sessionID string, start Starter, text, by string) error {
-	return s.withRun(ctx, sessionID, start, func(r *Run) error {
+	return s.withRun(ctx, sessionID, start, func(ctx context.Context, r *Run) error {
 		reply := make(chan error, 1)
 		return r.send(ctx, turnCmd{text: text, by: by, reply: reply}, reply)
 	})
@@ -99,13 +113,17 @@ func (s *Supervisor) Prompt(ctx context.Context, sessionID string, start Starter
 // withRun calls f with the session's live run, starting one when there is
 // none. A run that is ending (idle stop, exit) refuses commands with
 // ErrRunEnded; f is then tried once more on a new run, so a message that
-// races an ending process is not lost.
-func (s *Supervisor) withRun(ctx context.Context, sessionID string, start Starter, f func(*Run) error) error {
+// races an ending process is not lost. When every slot is taken, f waits
+// in line and withRun returns nil at once.
+func (s *Supervisor) withRun(ctx context.Context, sessionID string, start Starter, f func(context.Context, *Run) error) error {
 	r, err := s.ensure(ctx, sessionID, start)
+	if errors.Is(err, errNoSlot) {
+		return s.enqueue(sessionID, start, f)
+	}
 	if err != nil {
 		return err
 	}
-	err = f(r)
+	err = f(ctx, r)
 	if !errors.Is(err, ErrRunEnded) {
 		return err
 	}
@@ -114,10 +132,12 @@ func (s *Supervisor) withRun(ctx context.Context, sessionID string, start Starte
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if r, err = s.ensure(ctx, sessionID, start); err != nil {
+	if r, err = s.ensure(ctx, sessionID, start); errors.Is(err, errNoSlot) {
+		return s.enqueue(sessionID, start, f)
+	} else if err != nil {
 		return err
 	}
-	return f(r)
+	return f(ctx, r)
 }
 
 // Interrupt stops the session's current turn.
@@ -146,7 +166,7 @@ func (s *Supervisor) Answer(ctx context.Context, sessionID string, start Starter
 			return ErrNotPending
 		}
 	}
-	return s.withRun(ctx, sessionID, start, func(r *Run) error {
+	return s.withRun(ctx, sessionID, start, func(ctx context.Context, r *Run) error {
 		reply := make(chan error, 1)
 		return r.send(ctx, answerCmd{id: inputID, resp: resp, reply: reply}, reply)
 	})
@@ -189,25 +209,40 @@ func (s *Supervisor) Shutdown() {
 	s.wg.Wait()
 }
 
-// ensure returns the session's live run or starts one with start's options.
+// ensure returns the session's live run or starts one with start's
+// options; errNoSlot when every slot is taken.
 func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter) (*Run, error) {
 	if r, ok := s.Live(sessionID); ok {
 		return r, nil
 	}
+	if !s.slots.tryAcquire() {
+		return nil, errNoSlot
+	}
+	return s.startWithSlot(ctx, sessionID, start)
+}
+
+// startWithSlot starts the session's process in a slot already taken,
+// which the run gives back when it ends (or at once, when it is not
+// started after all).
+func (s *Supervisor) startWithSlot(ctx context.Context, sessionID string, start Starter) (*Run, error) {
 	o, err := start(ctx)
 	if err != nil {
+		s.releaseSlot()
 		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
+		s.releaseSlot()
 		return nil, errors.New("parley is shutting down")
 	}
 	if r, ok := s.runs[o.SessionID]; ok {
+		s.releaseSlot()
 		return r, nil // started meanwhile
 	}
 	r, err := s.start(o)
 	if err != nil {
+		s.releaseSlot()
 		return nil, err
 	}
 	s.runs[o.SessionID] = r
@@ -227,18 +262,19 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	r := &Run{seq: last, spec: o.Spec, journal: s.journal, pub: s.pub, broker: s.broker,
-		askTimeout: o.AskTimeout, permTimeout: o.PermissionTimeout, idleTimeout: o.IdleTimeout, started: o.Resume,
+		askTimeout: o.AskTimeout, askMaxTimeout: o.AskMaxTimeout, permTimeout: o.PermissionTimeout, idleTimeout: o.IdleTimeout, started: o.Resume,
 		cmds: make(chan command), lines: make(chan Line), writes: make(chan []byte, 64),
 		exited: make(chan exitInfo, 1), done: make(chan struct{}), finished: make(chan struct{}),
 		cancel: cancel, pending: map[string]pendingAsk{}, plans: map[string]string{}}
 	r.runLimits = runLimits{stallTimeout: o.StallTimeout, stallGrace: o.StallGrace, budgetCheck: o.BudgetCheck,
 		outcome: map[bool]string{true: StatusEnded, false: "idle"}[o.Resume]}
 	r.log = s.log.With("session_id", o.SessionID)
+	r.othersWaiting = func() bool { return s.slots.queued() > 0 }
 	var unregister func()
 	if o.RelayURL != "" {
 		token := askuser.NewToken()
 		path, err := askuser.WriteConfig(s.runtimeDir, askuser.Config{URL: o.RelayURL, Token: token,
-			TimeoutSeconds: int(o.AskTimeout / time.Second)})
+			TimeoutSeconds: int(o.AskTimeout / time.Second), MaxTimeoutSeconds: int(o.AskMaxTimeout / time.Second)})
 		if err != nil {
 			cancel()
 			return nil, fmt.Errorf("write ask_user config: %w", err)
@@ -276,6 +312,10 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 			delete(s.runs, o.SessionID)
 		}
 		s.mu.Unlock()
+		s.releaseSlot()
+		if s.runEnded != nil {
+			s.runEnded()
+		}
 		if r.resumeFailed && len(r.unconfirmed) > 0 {
 			s.wg.Add(1)
 			go func() { defer s.wg.Done(); s.startFresh(o, r.unconfirmed) }()
@@ -370,18 +410,18 @@ func (s *Supervisor) startFresh(o Options, turns []sentTurn) {
 		log.Error("start a fresh conversation", "err", err)
 		return
 	}
-	r, err := s.ensure(ctx, o.SessionID, With(o))
+	err := s.withRun(ctx, o.SessionID, With(o), func(ctx context.Context, r *Run) error {
+		r.post(noticeCmd{level: "warn", text: "Claude could not resume the earlier conversation (its transcript was never saved), " +
+			"so Parley started a new one and sent your last message to it again."})
+		for _, t := range turns {
+			if err := r.send(ctx, turnCmd{text: t.text, by: t.by, resend: true, reply: make(chan error, 1)}, nil); err != nil {
+				return fmt.Errorf("resend turn to the fresh conversation: %w", err)
+			}
+		}
+		return nil
+	})
 	if err != nil {
 		log.Error("start a fresh conversation", "err", err)
-		return
-	}
-	r.post(noticeCmd{level: "warn", text: "Claude could not resume the earlier conversation (its transcript was never saved), " +
-		"so Parley started a new one and sent your last message to it again."})
-	for _, t := range turns {
-		if err := r.send(ctx, turnCmd{text: t.text, by: t.by, resend: true, reply: make(chan error, 1)}, nil); err != nil {
-			log.Error("resend turn to the fresh conversation", "err", err)
-			return
-		}
 	}
 }
 

@@ -34,7 +34,7 @@ type runLimits struct {
 	// error); endStatus, when set, is the status Parley's own ending of
 	// the process leaves.
 	outcome, endStatus string
-	budgetCheck       func(context.Context) string
+	budgetCheck        func(context.Context) string
 }
 
 // armStall restarts the stall clock when a turn is under way and no ask is

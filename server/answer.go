@@ -83,6 +83,9 @@ func replies(fields map[string]json.RawMessage) []askuser.Reply {
 // takes the one the card names.
 func (s *Server) answerAsk(ctx context.Context, r *http.Request, sessionID string, data []byte) error {
 	v := s.viewer(r)
+	if err := checkNoNUL(data); err != nil {
+		return err // the session page checks too; the inbox comes here first
+	}
 	f, resp, err := parseAnswer(data, v.Name)
 	if err != nil {
 		return err

@@ -42,6 +42,8 @@ func checkPrompt(text string) (string, error) {
 		return "", badRequest("That message is too long (the limit is 256 KB).")
 	case !utf8.ValidString(text):
 		return "", badRequest("That message is not valid text.")
+	case strings.IndexByte(text, 0) >= 0:
+		return "", errNUL
 	}
 	return text, nil
 }

@@ -62,6 +62,8 @@ type envOptions struct {
 	quiet      bool     // log warnings and errors only
 	askUserOff bool     // the server-wide ask_user switch is off
 	pingPeriod time.Duration
+	limits     Limits // per-user limits; zero = none
+	maxRuns    int    // cap on live claude processes; 0 = none
 }
 
 func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
@@ -101,10 +103,11 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	e.sup = runner.NewSupervisor(ctx, runner.Deps{
 		Config:  runner.Config{ClaudeBin: claude, SelfExe: self, Env: append(append(os.Environ(), fake.Env(filepath.Join(dir, "claude"))...), o.env...)},
 		Journal: NewJournal(st), Publisher: NewPublisher(hub), Broker: e.broker, Log: log, RuntimeDir: dir,
+		MaxRuns: o.maxRuns, Queue: NewQueueObserver(hub),
 	})
 	e.relay = httptest.NewServer(nil)
 	e.srv, err = New(ctx, Config{DataDir: dir, AskTimeout: o.askTimeout, AskUserEnabled: !o.askUserOff, PingPeriod: o.pingPeriod,
-		RelayURL: e.relay.URL + "/ask"}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Broker: e.broker, Log: log})
+		RelayURL: e.relay.URL + "/ask", Limits: o.limits}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Broker: e.broker, Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -43,12 +44,39 @@ func (s *Server) inboxItems(ctx context.Context, v viewer) ([]views.InboxItem, e
 	if err != nil {
 		return nil, err
 	}
-	items := make([]views.InboxItem, 0, len(ins))
-	for _, in := range ins {
-		items = append(items, views.InboxItem{Ask: askView(in.SessionID, in.Payload, in.Detached),
-			SessionTitle: in.SessionTitle, ProjectName: in.ProjectName, Asked: in.CreatedAt.Format("2006-01-02 15:04")})
+	// Asks that expired lately stay listed, closed, for as long again as
+	// the shortest expiry: nobody's question disappears unseen.
+	expired, err := s.st.ExpiredInputsIn(ctx, projects, time.Now().Add(-expiredShownFor))
+	if err != nil {
+		return nil, err
+	}
+	items := make([]views.InboxItem, 0, len(expired)+len(ins))
+	for _, in := range append(expired, ins...) {
+		it := views.InboxItem{Ask: askView(in.SessionID, in.Payload, in.Detached),
+			SessionTitle: in.SessionTitle, ProjectName: in.ProjectName, Asked: in.CreatedAt.Format("2006-01-02 15:04")}
+		if in.Status != "pending" {
+			it.Status = in.Status
+			var ans runner.Response
+			_ = json.Unmarshal(in.Answer, &ans)
+			it.Outcome = outcomeText(resolution{Kind: in.Kind, Status: in.Status, Reason: ans.Reason})
+		}
+		items = append(items, it)
 	}
 	return items, nil
+}
+
+// expiredShownFor is how long the inbox keeps listing an expired ask.
+const expiredShownFor = 24 * time.Hour
+
+// pendingOf counts the items still waiting for an answer.
+func pendingOf(items []views.InboxItem) (n int, newest views.InboxItem) {
+	for _, it := range items {
+		if it.Status == "" {
+			n++
+			newest = it
+		}
+	}
+	return n, newest
 }
 
 // askSummary is an ask in a line, for a notification.
@@ -85,10 +113,11 @@ type inboxConn struct {
 
 func (s *Server) handleInboxWS() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		conn, err := upgrader.Upgrade(w, r, nil)
-		if err != nil {
+		conn, release, ok := s.upgradeWS(w, r, s.viewer(r).ID)
+		if !ok {
 			return
 		}
+		defer release()
 		c := &inboxConn{s: s, conn: conn, r: r, v: s.viewer(r), list: r.URL.Query().Get("list") == "1",
 			shown: map[string]bool{}, out: make(chan Frame, 16)}
 		c.serve(r.Context())
@@ -188,34 +217,37 @@ func (c *inboxConn) refresh(ctx context.Context, full bool) error {
 		return err
 	}
 	var parts []templ.Component
+	// An entry is keyed by its id and status, so an ask that expires is
+	// taken off and put back closed.
+	key := func(it views.InboxItem) string { return it.ID + " " + it.Status }
 	now := map[string]bool{}
 	for _, it := range items {
-		now[it.ID] = true
+		now[key(it)] = true
 	}
 	if c.list {
 		if full {
 			parts = append(parts, views.InboxList(items, true))
 		} else {
-			for _, it := range items {
-				if !c.shown[it.ID] {
-					parts = append(parts, views.InboxAdd(it))
+			for k := range c.shown {
+				if !now[k] {
+					id, _, _ := strings.Cut(k, " ")
+					parts = append(parts, views.InboxRemove(id))
 				}
 			}
-			for id := range c.shown {
-				if !now[id] {
-					parts = append(parts, views.InboxRemove(id))
+			for _, it := range items {
+				if !c.shown[key(it)] {
+					parts = append(parts, views.InboxAdd(it))
 				}
 			}
 		}
 	}
 	c.shown = now
-	var newest views.InboxItem
+	n, newest := pendingOf(items)
 	text := ""
-	if len(items) > 0 {
-		newest = items[len(items)-1]
+	if n > 0 {
 		text = askSummary(newest.Ask) + " (" + newest.SessionTitle + ")"
 	}
-	parts = append(parts, views.InboxCount(len(items), newest, text))
+	parts = append(parts, views.InboxCount(n, newest, text))
 	f, err := renderFrame(ctx, templ.Join(parts...))
 	if err != nil {
 		return err

@@ -1,128 +1,158 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
 
-	"parley/runner"
-	"parley/store"
+	"github.com/gorilla/websocket"
+
+	"parley/limit"
+	"parley/views"
 )
 
-// Spending limits. A project may limit what one session spends over its
-// life and what all its sessions spend in a day (UTC). The pinned CLI
-// honours --max-budget-usd (measured: it ends the turn before its next model
-// request once the process has spent more, with a result of subtype
-// error_max_budget_usd), so each process gets what is left of the tighter
-// limit when it starts; the runner ends it when the CLI reports the limit,
-// and every prompt is checked here first, so a new turn never starts over
-// a limit.
-
-// prompt sends a member's turn, unless a spending limit is reached.
-func (s *Server) prompt(ctx context.Context, sess store.Session, text, by string) error {
-	if err := s.checkBudget(ctx, sess); err != nil {
-		return err
-	}
-	return s.sup.Prompt(ctx, sess.ID, s.starter(sess), text, by)
+// Limits are the per-user limits of the web surface; 0 = no limit.
+type Limits struct {
+	SessionsPerMinute int // new sessions a user may start a minute
+	PromptsPerMinute  int // prompts (and retries) a user may send a minute
+	WSPerUser         int // WebSockets a user may hold open at once
+	LoginsPerMinute   int // sign-in attempts per client address a minute
 }
 
-// checkBudget refuses with the sentence a member sees when the session or
-// its project has reached a spending limit.
-func (s *Server) checkBudget(ctx context.Context, sess store.Session) error {
-	l, err := s.st.ProjectLimits(ctx, sess.ProjectID)
-	if err != nil || (l.SessionBudgetUSD == 0 && l.DailyBudgetUSD == 0) {
-		return err
-	}
-	sp, err := s.st.Spending(ctx, sess.ID)
-	if err != nil {
-		return err
-	}
-	if _, reached := budgetLeft(l, sp); reached != "" {
-		return &httpError{http.StatusForbidden, reached + " An owner can raise the limit in the project's settings."}
+// DefaultLimits are the limits when none are configured.
+var DefaultLimits = Limits{SessionsPerMinute: 10, PromptsPerMinute: 30, WSPerUser: 20, LoginsPerMinute: 30}
+
+// limiters hold the state of the Limits.
+type limiters struct {
+	sessions *limit.Rate
+	prompts  *limit.Rate
+	ws       *limit.Conns
+	logins   *limit.Rate
+	// bcrypt bounds the password checks of sign-ins: one per CPU at once,
+	// so a flood of logins queues (and then gets "busy") instead of taking
+	// every CPU from the signed-in users.
+	bcrypt *limit.Pool
+}
+
+func newLimiters(l Limits) *limiters {
+	return &limiters{sessions: limit.NewRate(l.SessionsPerMinute), prompts: limit.NewRate(l.PromptsPerMinute),
+		ws: limit.NewConns(l.WSPerUser), logins: limit.NewRate(l.LoginsPerMinute),
+		bcrypt: limit.NewPool(runtime.NumCPU(), 5*time.Second)}
+}
+
+// tooMany is the refusal of an action over its rate.
+func tooMany(what string, perMinute int, wait time.Duration) error {
+	secs := int(wait.Round(time.Second) / time.Second)
+	return &httpError{http.StatusTooManyRequests, fmt.Sprintf(
+		"You are %s too quickly (the limit is %d a minute): try again in %d seconds.", what, perMinute, max(secs, 1))}
+}
+
+// allowSession counts a new session of the user against the rate.
+func (s *Server) allowSession(userID int64) error {
+	if ok, wait := s.lim.sessions.Allow(fmt.Sprint(userID)); !ok {
+		return tooMany("starting sessions", s.lim.sessions.PerMinute(), wait)
 	}
 	return nil
 }
 
-// budgetLeft is what the session may still spend under the tighter of the
-// project's limits (-1 = no limit), or the sentence that says which limit
-// is reached.
-func budgetLeft(l store.ProjectLimits, sp store.Spending) (left float64, reached string) {
-	left = -1
-	if l.SessionBudgetUSD > 0 {
-		if sp.SessionUSD >= l.SessionBudgetUSD {
-			return 0, "This session has spent " + usd(sp.SessionUSD) + ", its limit is " + usd(l.SessionBudgetUSD) + "."
-		}
-		left = l.SessionBudgetUSD - sp.SessionUSD
+// allowPrompt counts a prompt of the user against the rate.
+func (s *Server) allowPrompt(userID int64) error {
+	if ok, wait := s.lim.prompts.Allow(fmt.Sprint(userID)); !ok {
+		return tooMany("sending messages", s.lim.prompts.PerMinute(), wait)
 	}
-	if l.DailyBudgetUSD > 0 {
-		if sp.TodayUSD >= l.DailyBudgetUSD {
-			return 0, "The project has spent " + usd(sp.TodayUSD) + " today, its daily limit is " + usd(l.DailyBudgetUSD) + "."
-		}
-		if d := l.DailyBudgetUSD - sp.TodayUSD; left < 0 || d < left {
-			left = d
-		}
-	}
-	return left, ""
-}
-
-// applyLimits sets a run's watchdog and spending limit from its project's
-// settings and the server's defaults.
-func (s *Server) applyLimits(ctx context.Context, o *runner.Options, sess store.Session) error {
-	l, err := s.st.ProjectLimits(ctx, sess.ProjectID)
-	if err != nil {
-		return err
-	}
-	o.StallTimeout = s.cfg.StallTimeout
-	if l.StallSeconds > 0 {
-		o.StallTimeout = time.Duration(l.StallSeconds) * time.Second
-	}
-	if l.SessionBudgetUSD == 0 && l.DailyBudgetUSD == 0 {
-		return nil
-	}
-	sp, err := s.st.Spending(ctx, sess.ID)
-	if err != nil {
-		return err
-	}
-	left, reached := budgetLeft(l, sp)
-	if reached != "" {
-		return &httpError{http.StatusForbidden, reached + " An owner can raise the limit in the project's settings."}
-	}
-	o.ExtraArgs = append(o.ExtraArgs, "--max-budget-usd", strconv.FormatFloat(left, 'f', 6, 64))
-	o.BudgetCheck = func(ctx context.Context) string { return s.budgetCheck(ctx, sess) }
 	return nil
 }
 
-// budgetCheck is the notice a session shows after a turn that reached a
-// spending limit, or "".
-func (s *Server) budgetCheck(ctx context.Context, sess store.Session) string {
-	l, err1 := s.st.ProjectLimits(ctx, sess.ProjectID)
-	sp, err2 := s.st.Spending(ctx, sess.ID)
-	if err1 != nil || err2 != nil {
-		return ""
+// Body limits: a prompt may be 256 KB of text, which a form encodes in up
+// to three times as many bytes; the settings form carries the project's
+// instructions. Everything else is a small form.
+const (
+	defaultBodyBytes = 64 << 10
+	largeBodyBytes   = 1 << 20
+)
+
+func bodyLimitFor(r *http.Request) int64 {
+	p := r.URL.Path
+	if p == "/sessions" || (strings.HasPrefix(p, "/projects/") && (strings.HasSuffix(p, "/sessions") || strings.HasSuffix(p, "/settings"))) {
+		return largeBodyBytes
 	}
-	if _, reached := budgetLeft(l, sp); reached != "" {
-		return "Claude stopped: the spending limit was reached. " + reached + " An owner can raise the limit in the project's settings."
-	}
-	return ""
+	return defaultBodyBytes
 }
 
-// budgetLine is what the session page says about spending and limits; ""
-// when the project sets none.
-func budgetLine(l store.ProjectLimits, sp store.Spending) string {
-	var parts []string
-	if l.SessionBudgetUSD > 0 {
-		parts = append(parts, "this session "+usd(sp.SessionUSD)+" of "+usd(l.SessionBudgetUSD))
-	}
-	if l.DailyBudgetUSD > 0 {
-		parts = append(parts, "the project today "+usd(sp.TodayUSD)+" of "+usd(l.DailyBudgetUSD))
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return "Spending limits: " + strings.Join(parts, "; ") + "."
+func (s *Server) tooLarge(w http.ResponseWriter, r *http.Request, n int64) {
+	s.fail(w, r, &httpError{http.StatusRequestEntityTooLarge, "That request is too large (the limit is " + limit.Size(n) +
+		"): shorten what you sent and try again."})
 }
 
-func usd(v float64) string { return fmt.Sprintf("$%.2f", v) }
+// contentSecurityPolicy allows scripts, styles, images and connections
+// from Parley itself only: no inline script or style, no eval, no plugin,
+// no framing (clickjacking), and forms post only here.
+const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	"connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
+// securityHeaders sets the headers every response carries.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		next.ServeHTTP(w, r)
+	})
+}
+
+// NewHTTPServer is the web server for h with Parley's timeouts: a client
+// gets 10 s to send its headers and 60 s for the whole request, and an
+// idle keep-alive connection is closed after two minutes. There is no
+// write timeout: WebSockets and exports stream, and set their own.
+func NewHTTPServer(h http.Handler) *http.Server {
+	return &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
+		IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10}
+}
+
+// NewQueueObserver returns the runner.QueueObserver that shows each waiting
+// session's place in line on its page.
+func NewQueueObserver(h *Hub) queueObserver { return queueObserver{hub: h} }
+
+type queueObserver struct{ hub *Hub }
+
+// QueueChanged implements runner.QueueObserver.
+func (q queueObserver) QueueChanged(sessionID string, place, of int, failure string) {
+	q.hub.Publish(sessionID, queueFrame(place, of, failure))
+}
+
+func queueFrame(place, of int, failure string) Frame {
+	var buf bytes.Buffer
+	_ = views.SlotQueue(place, of, failure, true).Render(context.Background(), &buf)
+	return Frame{Data: buf.Bytes()}
+}
+
+// upgradeWS opens a WebSocket counted against the user's cap. Over the cap
+// the socket is opened and closed at once with a reason the page shows
+// (a browser cannot read the status of a refused handshake). ok is false
+// when there is no socket to serve; release gives the count back.
+func (s *Server) upgradeWS(w http.ResponseWriter, r *http.Request, userID int64) (conn *websocket.Conn, release func(), ok bool) {
+	release, allowed := s.lim.ws.Acquire(strconv.FormatInt(userID, 10))
+	conn, err := upgrader.Upgrade(w, r, nil)
+	if err != nil {
+		if allowed {
+			release()
+		}
+		return nil, nil, false // the upgrader has answered the client
+	}
+	if !allowed {
+		msg := fmt.Sprintf("Too many open Parley tabs (the limit is %d): close some, then reload this page.", s.lim.ws.Max())
+		_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, msg),
+			time.Now().Add(writeWait))
+		conn.Close()
+		return nil, nil, false
+	}
+	return conn, release, true
+}

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
+	"parley/limit"
 	"parley/store"
 	"parley/views"
 )
@@ -19,8 +21,9 @@ const (
 	// form has no sign-in to hold one yet.
 	loginCookie = "parley_login"
 	// Throttling: maxLoginFailures failed sign-ins of one email from one
-	// address within loginWindow lock that pair out for loginLock. Counted
-	// in Postgres, so every replica agrees and a restart forgets nothing.
+	// address within loginWindow lock that pair out for loginLock: the
+	// maxLoginFailures-th wrong password locks. Counted in Postgres, so
+	// every replica agrees and a restart forgets nothing.
 	maxLoginFailures = 5
 	loginWindow      = 15 * time.Minute
 	loginLock        = 15 * time.Minute
@@ -66,29 +69,24 @@ func (s *Server) handleLogin() http.Handler {
 		email := strings.TrimSpace(r.PostFormValue("email"))
 		lv := views.LoginView{Email: email, Next: r.PostFormValue("next")}
 		ip := clientIP(r)
-		until, err := s.st.LoginLockedUntil(r.Context(), email, ip)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		// Count the attempt before checking it, atomically in Postgres: a
-		// burst of concurrent tries cannot all pass the lock check before any
-		// failure is recorded. A success clears the count (startSession).
-		if until.IsZero() {
-			if until, err = s.st.RecordLoginFailure(r.Context(), email, ip, maxLoginFailures, loginWindow, loginLock); err != nil {
-				s.fail(w, r, err)
-				return
-			}
-		}
-		if !until.IsZero() {
-			lv.Error = lockedMessage(until)
+		if ok, wait := s.lim.logins.Allow(ip); !ok {
+			lv.Error = fmt.Sprintf("Too many sign-in attempts from your address: try again in %d seconds.", max(int(wait/time.Second), 1))
 			s.renderLogin(w, r, http.StatusTooManyRequests, lv)
 			return
 		}
-		u, err := s.checkLogin(r, email, r.PostFormValue("password"))
-		if errors.Is(err, errBadLogin) {
+		u, err := s.throttledLogin(r, email, ip)
+		var locked lockedError
+		switch {
+		case errors.As(err, &locked):
+			lv.Error = lockedMessage(time.Time(locked))
+			s.renderLogin(w, r, http.StatusTooManyRequests, lv)
+			return
+		case errors.Is(err, errBadLogin):
 			lv.Error = "Wrong email or password."
 			s.renderLogin(w, r, http.StatusUnauthorized, lv)
+			return
+		case errors.Is(err, limit.ErrBusy):
+			s.fail(w, r, &httpError{http.StatusServiceUnavailable, "Parley is checking too many sign-ins right now: try again in a minute."})
 			return
 		}
 		if err == nil {
@@ -102,6 +100,51 @@ func (s *Server) handleLogin() http.Handler {
 	})
 }
 
+// lockedError says sign-ins of an email from an address are locked until then.
+type lockedError time.Time
+
+func (e lockedError) Error() string { return "sign-in locked" }
+
+// throttledLogin checks a sign-in under the throttle. The attempt is
+// counted before its password is checked, atomically in Postgres, so a
+// burst of concurrent tries cannot all pass before any is recorded: the
+// first maxLoginFailures attempts of a window are checked, and the
+// maxLoginFailures-th wrong one locks the pair (the right password as the
+// maxLoginFailures-th attempt still signs in). A success clears the count
+// (startSession).
+func (s *Server) throttledLogin(r *http.Request, email, ip string) (store.User, error) {
+	until, err := s.st.LoginLockedUntil(r.Context(), email, ip)
+	if err != nil {
+		return store.User{}, err
+	}
+	if !until.IsZero() {
+		return store.User{}, lockedError(until)
+	}
+	n, until, err := s.st.CountLoginAttempt(r.Context(), email, ip, loginWindow)
+	if err != nil {
+		return store.User{}, err
+	}
+	if !until.IsZero() {
+		return store.User{}, lockedError(until)
+	}
+	if n > maxLoginFailures {
+		return store.User{}, s.lockLogin(r, email, ip)
+	}
+	u, err := s.checkLogin(r, email, r.PostFormValue("password"))
+	if errors.Is(err, errBadLogin) && n == maxLoginFailures {
+		return store.User{}, s.lockLogin(r, email, ip)
+	}
+	return u, err
+}
+
+func (s *Server) lockLogin(r *http.Request, email, ip string) error {
+	until, err := s.st.LockLogin(r.Context(), email, ip, loginLock)
+	if err != nil {
+		return err
+	}
+	return lockedError(until)
+}
+
 var errBadLogin = errors.New("wrong email or password")
 
 // checkLogin returns the user whose email and password these are. An
@@ -109,14 +152,20 @@ var errBadLogin = errors.New("wrong email or password")
 // timing does not tell which emails have accounts.
 func (s *Server) checkLogin(r *http.Request, email, password string) (store.User, error) {
 	u, err := s.st.UserByEmail(r.Context(), email)
-	if errors.Is(err, store.ErrNotFound) {
-		passwordMatches(s.decoyHash(), password)
-		return store.User{}, errBadLogin
-	}
-	if err != nil {
+	hash := u.PasswordHash
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		hash = s.decoyHash()
+	case err != nil:
 		return store.User{}, err
 	}
-	if !passwordMatches(u.PasswordHash, password) {
+	// Both paths take a worker of the bounded pool: a flood of sign-ins
+	// waits for one instead of taking every CPU.
+	var ok bool
+	if err := s.lim.bcrypt.Do(r.Context(), func() { ok = passwordMatches(hash, password) }); err != nil {
+		return store.User{}, err
+	}
+	if !ok || u.ID == 0 {
 		return store.User{}, errBadLogin
 	}
 	return u, nil
@@ -174,9 +223,21 @@ func clientIP(r *http.Request) string {
 }
 
 // localPath keeps a redirect target on this site: a path, never another
-// host ("//evil", "/\evil").
+// host. Browsers drop tabs and newlines from a URL and read "\" as "/", so
+// "/\t/evil.example" and "/\evil.example" are "//evil.example" to them:
+// any control character or backslash is refused, as is anything a URL
+// parser reads with a scheme or a host.
 func localPath(p string) string {
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") || strings.ContainsAny(p, "\r\n") {
+	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") {
+		return "/"
+	}
+	for _, c := range p {
+		if c < 0x20 || c == 0x7f || c == '\\' || c == 0x85 || c == 0x2028 || c == 0x2029 {
+			return "/"
+		}
+	}
+	u, err := url.Parse(p)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || strings.HasPrefix(u.Path, "//") {
 		return "/"
 	}
 	return p

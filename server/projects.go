@@ -121,6 +121,10 @@ func (s *Server) handleSessionCreate() http.Handler {
 			s.fail(w, r, err)
 			return
 		}
+		if err := s.allowSession(v.ID); err != nil {
+			s.fail(w, r, err)
+			return
+		}
 		sess, err := s.st.CreateSessionBy(r.Context(), p.ID, title(text), v.Name, v.ID)
 		if err != nil {
 			s.fail(w, r, err)

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"parley/askuser"
+	"parley/limit"
 	"parley/static"
 )
 
@@ -26,6 +27,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /projects/{id}/delete", s.handleProjectDelete())
 	mux.Handle("GET /projects/{id}/settings", s.handleSettings())
 	mux.Handle("POST /projects/{id}/settings", s.handleSettingsSave())
+	mux.Handle("POST /projects/{id}/settings/asks", s.handleAskSettingsSave())
 	mux.Handle("POST /projects/{id}/settings/members", s.handleMemberAdd())
 	mux.Handle("POST /projects/{id}/settings/members/{uid}", s.handleMemberRole())
 	mux.Handle("POST /projects/{id}/settings/members/{uid}/remove", s.handleMemberRemove())
@@ -43,7 +45,8 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /inbox/ws", s.handleInboxWS())
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static.FS)))
 	mux.Handle("GET /healthz", s.handleHealth())
-	return s.checkOrigin(s.authenticate(s.checkCSRF(mux)))
+	return securityHeaders(limit.Body(defaultBodyBytes, bodyLimitFor, s.tooLarge,
+		refuseNUL(s, s.checkOrigin(s.authenticate(s.checkCSRF(mux))))))
 }
 
 // RelayHandler is the internal surface, served on a loopback listener only:

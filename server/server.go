@@ -36,6 +36,7 @@ type Config struct {
 	AskUserEnabled bool   // server-wide switch for the ask_user tool
 	RelayURL       string // loopback URL the ask relay listens on
 	SecureCookies  bool   // set Secure on cookies even without TLS here (a TLS proxy in front)
+	Limits         Limits // per-user limits (limits.go); the zero value limits nothing
 }
 
 // Server holds what the handlers need.
@@ -45,11 +46,13 @@ type Server struct {
 	sup    *runner.Supervisor
 	hub    *Hub
 	broker *askuser.Broker
+	expiry *Expirer // nil when asks never expire (tests)
 	log    *slog.Logger
 	git    *worktree.Git
 	// decoyHash is a bcrypt hash compared against when a login names no
 	// account, made on first use (it takes a quarter of a second).
 	decoyHash func() string
+	lim       *limiters
 }
 
 // Deps are the server's collaborators.
@@ -59,6 +62,7 @@ type Deps struct {
 	Hub        *Hub
 	Broker     *askuser.Broker
 	Log        *slog.Logger
+	Expirer    *Expirer      // optional: told when a project's expiry setting changes
 	Git        *worktree.Git // nil = git on PATH
 }
 
@@ -71,8 +75,8 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 	if d.Git == nil {
 		d.Git = worktree.New("")
 	}
-	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, hub: d.Hub, broker: d.Broker, log: d.Log, git: d.Git,
-		decoyHash: decoy}, nil
+	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, hub: d.Hub, broker: d.Broker, expiry: d.Expirer, log: d.Log, decoyHash: decoy,
+		lim: newLimiters(cfg.Limits), git: d.Git}, nil
 }
 
 // NewPublisher returns the runner.Publisher that renders each event once and
@@ -122,6 +126,11 @@ func (s *Server) runOptions(ctx context.Context, sess store.Session) (runner.Opt
 	if p.AskTimeoutSeconds > 0 {
 		o.AskTimeout = time.Duration(p.AskTimeoutSeconds) * time.Second
 	}
+	as, err := s.st.AskSettingsOf(ctx, p.ID)
+	if err != nil {
+		return runner.Options{}, err
+	}
+	o.AskMaxTimeout = time.Duration(as.MaxAskTimeoutSeconds) * time.Second
 	if s.cfg.ClaudeConfigDir != "" {
 		o.ConfigDir = s.cfg.ClaudeConfigDir
 	}

@@ -22,6 +22,7 @@ type pageNote struct {
 // spending line.
 func (s *Server) renderSession(w http.ResponseWriter, r *http.Request, sess store.Session, note pageNote) {
 	v := views.SessionView{ID: sess.ID, Title: sess.Title, Status: sess.Status, ProjectID: sess.ProjectID}
+	v.QueuePlace, v.QueueLength = s.sup.QueuePlace(sess.ID)
 	ctx := r.Context()
 	if l, err := s.st.ProjectLimits(ctx, sess.ProjectID); err == nil {
 		if sp, err := s.st.Spending(ctx, sess.ID); err == nil {

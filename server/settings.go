@@ -49,6 +49,11 @@ func (s *Server) handleSettings() http.Handler {
 			return
 		}
 		sv.Saved = r.URL.Query().Get("saved") == "1"
+		if sv.Asks, err = s.askSettingsForm(r.Context(), p.ID); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		sv.Asks.Saved = r.URL.Query().Get("saved") == "asks"
 		s.renderSettings(w, r, http.StatusOK, sv)
 	})
 }
@@ -69,6 +74,9 @@ func (s *Server) handleSettingsSave() http.Handler {
 			AskUserEnabled:    r.PostFormValue("ask_user_enabled") != "", Workspace: strings.TrimSpace(r.PostFormValue("workspace")),
 		}
 		c, errs := parseSettings(f)
+		if msg := modeRefusal(c, os.Geteuid(), os.Getenv); msg != "" {
+			errs["permission_mode"] = msg
+		}
 		limits, lf := parseLimits(r, errs)
 		workspace := p.Workspace
 		if v.Admin {

@@ -45,10 +45,11 @@ func (s *Server) handleSessionWS() http.Handler {
 			s.fail(w, r, err)
 			return
 		}
-		conn, err := upgrader.Upgrade(w, r, nil)
-		if err != nil {
-			return // the upgrader has answered the client
+		conn, release, ok := s.upgradeWS(w, r, v.ID)
+		if !ok {
+			return
 		}
+		defer release()
 		c := &wsConn{s: s, conn: conn, sess: sess, r: r, viewer: v.Name, hello: make(chan int64, 1), out: make(chan Frame, 16)}
 		c.serve(r.Context())
 	})
@@ -93,6 +94,12 @@ func (c *wsConn) writeLoop(ctx context.Context, sub *Subscription) error {
 	last, err := c.catchUp(ctx, last)
 	if err != nil {
 		return err
+	}
+	// The page showed the line for a free slot as it was when rendered.
+	if place, of := c.s.sup.QueuePlace(c.sess.ID); place > 0 {
+		if err := c.write(queueFrame(place, of, "").Data); err != nil {
+			return err
+		}
 	}
 	for {
 		select {

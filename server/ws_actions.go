@@ -65,6 +65,10 @@ func (c *wsConn) readLoop(ctx context.Context) {
 			return
 		}
 		c.conn.SetReadDeadline(time.Now().Add(pongWait))
+		if err := checkNoNUL(data); err != nil {
+			c.toast("error", userMessage(err))
+			continue
+		}
 		var m wsMessage
 		if err := json.Unmarshal(data, &m); err != nil {
 			c.toast("error", "Parley could not read that message from the page; reload and try again.")
@@ -118,6 +122,9 @@ func (c *wsConn) prompt(ctx context.Context, m wsMessage) error {
 	}
 	text, err := checkPrompt(m.Text)
 	if err != nil {
+		return err
+	}
+	if err := c.s.allowPrompt(v.ID); err != nil {
 		return err
 	}
 	return c.s.prompt(ctx, sess, text, v.Name)

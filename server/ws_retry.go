@@ -14,6 +14,9 @@ func (c *wsConn) retry(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if err := c.s.allowPrompt(v.ID); err != nil {
+		return err
+	}
 	text, err := c.s.st.LastPrompt(ctx, sess.ID)
 	if errors.Is(err, store.ErrNotFound) {
 		return badRequest("There is no earlier message to send again.")

@@ -55,6 +55,14 @@
   });
   document.addEventListener("htmx:wsClose", function (e) {
     if (counterSocket(e)) return;
+    // 1008 (policy violation) is Parley refusing the socket: too many
+    // open tabs, or access ended. The reason says which; no reconnect.
+    var ev = e.detail && e.detail.event;
+    if (ev && ev.code === 1008) {
+      setConn("closed", "offline");
+      banner(ev.reason || "Parley closed this page's connection: reload it.", "offline");
+      return;
+    }
     wasOffline = true;
     setConn("offline", "offline");
     banner("You are offline. Reconnecting… Nothing is lost: the page catches up when it is back.", "offline");

@@ -184,32 +184,60 @@ func (s *Store) LoginLockedUntil(ctx context.Context, email, ip string) (time.Ti
 	return *until, nil
 }
 
-// RecordLoginFailure counts a failed sign-in of email from ip. Failures
-// older than window are forgotten; the maxFailures-th within it locks the
-// pair for lock. It returns when the lock ends (zero when not locked),
-// also when the pair was already locked by a concurrent attempt.
-func (s *Store) RecordLoginFailure(ctx context.Context, email, ip string, maxFailures int, window, lock time.Duration) (time.Time, error) {
+// CountLoginAttempt counts a sign-in attempt of email from ip before its
+// password is checked, atomically, so a burst of concurrent attempts cannot
+// all pass: it returns the attempt's number within window (a success
+// clears the count) and, when the pair is locked, when the lock ends.
+// Rows whose window and lock have both passed are pruned on the way.
+func (s *Store) CountLoginAttempt(ctx context.Context, email, ip string, window time.Duration) (int, time.Time, error) {
+	if _, err := s.pool.Exec(ctx, `
+		DELETE FROM login_failures
+		WHERE first_at < now() - $1 * interval '1 second' AND (locked_until IS NULL OR locked_until < now())`,
+		window.Seconds()); err != nil {
+		return 0, time.Time{}, fmt.Errorf("prune login failures: %w", err)
+	}
+	var n int
 	var until *time.Time
 	err := s.pool.QueryRow(ctx, `
 		INSERT INTO login_failures AS f (email, ip, failures, first_at) VALUES (lower($1), $2, 1, now())
 		ON CONFLICT (email, ip) DO UPDATE SET
-			failures = CASE WHEN f.first_at < now() - $4 * interval '1 second' THEN 1 ELSE f.failures + 1 END,
-			first_at = CASE WHEN f.first_at < now() - $4 * interval '1 second' THEN now() ELSE f.first_at END
-		RETURNING CASE WHEN locked_until > now() THEN locked_until
-			WHEN failures >= $3 THEN now() + $5 * interval '1 second' END`,
-		email, ip, maxFailures, window.Seconds(), lock.Seconds()).Scan(&until)
+			failures = CASE WHEN f.first_at < now() - $3 * interval '1 second' THEN 1 ELSE f.failures + 1 END,
+			first_at = CASE WHEN f.first_at < now() - $3 * interval '1 second' THEN now() ELSE f.first_at END
+		RETURNING failures, CASE WHEN locked_until > now() THEN locked_until END`,
+		email, ip, window.Seconds()).Scan(&n, &until)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("record login failure of %s: %w", email, err)
+		return 0, time.Time{}, fmt.Errorf("count login attempt of %s: %w", email, err)
 	}
 	if until == nil {
-		return time.Time{}, nil
+		return n, time.Time{}, nil
 	}
-	if _, err := s.pool.Exec(ctx, `
-		UPDATE login_failures SET locked_until = $3, failures = 0, first_at = now()
-		WHERE email = lower($1) AND ip = $2`, email, ip, *until); err != nil {
+	return n, *until, nil
+}
+
+// LockLogin locks sign-ins of email from ip for lock and returns when the
+// lock ends (an earlier lock still running is kept).
+func (s *Store) LockLogin(ctx context.Context, email, ip string, lock time.Duration) (time.Time, error) {
+	var until time.Time
+	err := s.pool.QueryRow(ctx, `
+		UPDATE login_failures SET
+			locked_until = CASE WHEN locked_until > now() THEN locked_until ELSE now() + $3 * interval '1 second' END,
+			failures = 0, first_at = now()
+		WHERE email = lower($1) AND ip = $2
+		RETURNING locked_until`, email, ip, lock.Seconds()).Scan(&until)
+	if err != nil {
 		return time.Time{}, fmt.Errorf("lock login of %s: %w", email, err)
 	}
-	return *until, nil
+	return until, nil
+}
+
+// CountLoginFailureRows is how many throttling rows are kept (for tests
+// of the pruning).
+func (s *Store) CountLoginFailureRows(ctx context.Context) (int, error) {
+	var n int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM login_failures`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count login failures: %w", err)
+	}
+	return n, nil
 }
 
 // ClearLoginFailures forgets the failures of email from ip (after a

@@ -76,3 +76,24 @@ func turnFigures(t Turn) string {
 func historyURL(projectID int64) string {
 	return "/projects/" + strconv.FormatInt(projectID, 10) + "/history"
 }
+
+// queueText says where a session waits for a free claude slot.
+func queueText(place, of int) string {
+	return "Waiting for a free slot, " + ordinal(place) + " in line (" + strconv.Itoa(of) +
+		" waiting). Your message is sent as soon as Claude can start."
+}
+
+// ordinal writes 1 as "1st", 2 as "2nd", 11 as "11th".
+func ordinal(n int) string {
+	suffix := "th"
+	switch {
+	case n%100 >= 11 && n%100 <= 13:
+	case n%10 == 1:
+		suffix = "st"
+	case n%10 == 2:
+		suffix = "nd"
+	case n%10 == 3:
+		suffix = "rd"
+	}
+	return strconv.Itoa(n) + suffix
+}

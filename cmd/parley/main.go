@@ -7,6 +7,7 @@
 //	parley user          add, list, re-password and remove accounts
 //	parley project       add and list projects
 //	parley sync-workspaces  regenerate every project's workspace files
+//	parley asks          list and answer open asks from a terminal
 package main
 
 import (
@@ -44,6 +45,7 @@ Usage:
   parley project add NAME --owner EMAIL
                               create a project owned by EMAIL; "project list" lists them
   parley sync-workspaces      regenerate every project's CLAUDE.md and .claude/settings.local.json
+  parley asks [--user EMAIL]  list the open asks you can answer; "asks answer ID ..." answers one
 
 Run "parley <command> -h" for a command's flags and environment variables.
 `
@@ -67,6 +69,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return userCmd(ctx, args[1:], getenv, stdin, stdout, stderr)
 	case "project":
 		return projectCmd(ctx, args[1:], getenv, stdout, stderr)
+	case "asks":
+		return asksCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "sync-workspaces":
 		return syncWorkspaces(ctx, args[1:], getenv, stdout, stderr)
 	case "help", "-h", "--help":

@@ -37,6 +37,8 @@ type config struct {
 	AskUser         bool
 	SecureCookies   bool
 	LogLevel        string
+	MaxRuns         int           // live claude processes at once (PARLEY_MAX_RUNS)
+	Limits          server.Limits // per-user limits (limits.go)
 }
 
 // parseConfig reads the environment, then the flags.
@@ -75,6 +77,9 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 			return c, fmt.Errorf("PARLEY_STALL_TIMEOUT: %w", err)
 		}
 		c.StallTimeout = d
+	}
+	if err := parseLimits(&c, getenv); err != nil {
+		return c, err
 	}
 	fs := flag.NewFlagSet("parley "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -148,23 +153,32 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	if err := os.MkdirAll(runtimeDir, 0o700); err != nil {
 		return fmt.Errorf("runtime dir: %w", err)
 	}
+	// Config files of runs that a crash left behind hold dead tokens; no
+	// run is live yet, so every one of them is stale.
+	if n, err := askuser.SweepConfigs(runtimeDir); err != nil {
+		return err
+	} else if n > 0 {
+		log.Info("removed ask_user config files left by an earlier run", "files", n)
+	}
 	broker := askuser.NewBroker()
 	hub := server.NewHub()
+	expiry := server.NewExpirer(st, log)
 	runCtx, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRuns()
 	sup := runner.NewSupervisor(runCtx, runner.Deps{
 		Config:  runner.Config{ClaudeBin: claude, SelfExe: self, Env: os.Environ()},
 		Journal: server.NewJournal(st), Publisher: server.NewPublisher(hub),
-		Broker: broker, Log: log, RuntimeDir: runtimeDir,
+		Broker: broker, Log: log, RuntimeDir: runtimeDir, RunEnded: expiry.Kick,
+		MaxRuns: c.MaxRuns, Queue: server.NewQueueObserver(hub),
 	})
 	srv, err := server.New(ctx, server.Config{DataDir: c.DataDir, ClaudeConfigDir: c.ClaudeConfigDir,
 		AskTimeout: c.AskTimeout, IdleTimeout: c.IdleTimeout, StallTimeout: c.StallTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies,
-		RelayURL: "http://" + relayLn.Addr().String() + "/ask"},
-		server.Deps{Store: st, Supervisor: sup, Hub: hub, Broker: broker, Log: log})
+		Limits: c.Limits, RelayURL: "http://" + relayLn.Addr().String() + "/ask"},
+		server.Deps{Store: st, Supervisor: sup, Hub: hub, Broker: broker, Log: log, Expirer: expiry})
 	if err != nil {
 		return err
 	}
-	web := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	web := server.NewHTTPServer(srv.Handler())
 	relay := &http.Server{Handler: srv.RelayHandler(), ReadHeaderTimeout: 10 * time.Second}
 	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopHub()
@@ -172,6 +186,8 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	g.Go(func() error { return hub.Run(hubCtx) })
 	g.Go(func() error { return serveHTTP(web, ln) })
 	g.Go(func() error { return serveHTTP(relay, relayLn) })
+	g.Go(func() error { return expiry.Run(gctx, sup) })
+	g.Go(func() error { return srv.ListenAnswers(gctx) })
 	g.Go(func() error {
 		<-gctx.Done()
 		// Runs first: their last events reach Postgres and the hub before
@@ -182,7 +198,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		defer cancel()
 		return errors.Join(web.Shutdown(sctx), relay.Shutdown(sctx))
 	})
-	log.Info("parley listening", "url", "http://"+ln.Addr().String(), "claude", claude, "data_dir", c.DataDir)
+	log.Info("parley listening", "url", "http://"+ln.Addr().String(), "claude", claude, "data_dir", c.DataDir, "max_runs", c.MaxRuns)
 	return g.Wait()
 }
 

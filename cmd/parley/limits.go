@@ -1,0 +1,38 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+
+	"parley/limit"
+	"parley/server"
+)
+
+// parseLimits reads the cap on live claude processes and the per-user
+// limits from the environment; unset ones keep their defaults.
+func parseLimits(c *config, getenv func(string) string) error {
+	c.MaxRuns = limit.DefaultMaxRuns()
+	c.Limits = server.DefaultLimits
+	for _, v := range []struct {
+		name string
+		dst  *int
+		min  int
+	}{
+		{"PARLEY_MAX_RUNS", &c.MaxRuns, 1},
+		{"PARLEY_SESSIONS_PER_MINUTE", &c.Limits.SessionsPerMinute, 0},
+		{"PARLEY_PROMPTS_PER_MINUTE", &c.Limits.PromptsPerMinute, 0},
+		{"PARLEY_WS_PER_USER", &c.Limits.WSPerUser, 0},
+		{"PARLEY_LOGINS_PER_MINUTE", &c.Limits.LoginsPerMinute, 0},
+	} {
+		s := getenv(v.name)
+		if s == "" {
+			continue
+		}
+		n, err := strconv.Atoi(s)
+		if err != nil || n < v.min {
+			return fmt.Errorf("%s: want a whole number of at least %d, got %q", v.name, v.min, s)
+		}
+		*v.dst = n
+	}
+	return nil
+}

@@ -1,0 +1,272 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// QueueObserver hears where the sessions waiting for a free slot stand.
+// It may be called with the supervisor's lock held, so it must be quick
+// and must not call back into the supervisor.
+type QueueObserver interface {
+	// QueueChanged says the session is place-th in line of `of` (1 = next);
+	// place 0 says it has left the line: its process is starting, or, with
+	// failure set, could not start.
+	QueueChanged(sessionID string, place, of int, failure string)
+}
+
+// errNoSlot says every slot is taken: the work must wait in line.
+var errNoSlot = errors.New("every claude slot is taken")
+
+// slots caps the live claude processes of a supervisor. A session that
+// needs a process when none is free waits in line (first come, first
+// served); a slot given back goes to the head of the line.
+type slots struct {
+	max int // 0 = no cap
+
+	mu      sync.Mutex
+	used    int
+	waiting []*waiter
+}
+
+// waiter is a session in line, with the work to do once its process runs.
+type waiter struct {
+	sessionID string
+	start     Starter
+	jobs      []func(context.Context, *Run) error // appended under slots.mu while in line
+	granted   chan struct{}                       // closed when a slot is handed to it
+}
+
+// tryAcquire takes a free slot unless there is none or others wait for one.
+func (q *slots) tryAcquire() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.max > 0 && (q.used >= q.max || len(q.waiting) > 0) {
+		return false
+	}
+	q.used++
+	return true
+}
+
+// release hands a slot to the head of the line, or back to the pool.
+func (q *slots) release() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if len(q.waiting) == 0 {
+		q.used--
+		return
+	}
+	w := q.waiting[0]
+	q.waiting = q.waiting[1:]
+	close(w.granted)
+}
+
+// enqueue puts job in line for sessionID: with the session's waiter when
+// it is already in line (isNew false), else with a new one.
+func (q *slots) enqueue(sessionID string, start Starter, job func(context.Context, *Run) error) (w *waiter, isNew bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, w := range q.waiting {
+		if w.sessionID == sessionID {
+			w.jobs = append(w.jobs, job)
+			return w, false
+		}
+	}
+	w = &waiter{sessionID: sessionID, start: start, jobs: []func(context.Context, *Run) error{job}, granted: make(chan struct{})}
+	if q.max <= 0 || (q.used < q.max && len(q.waiting) == 0) {
+		q.used++ // a slot came free since tryAcquire
+		close(w.granted)
+		return w, true
+	}
+	q.waiting = append(q.waiting, w)
+	return w, true
+}
+
+// line returns the sessions in line, first first.
+func (q *slots) line() []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	ids := make([]string, len(q.waiting))
+	for i, w := range q.waiting {
+		ids[i] = w.sessionID
+	}
+	return ids
+}
+
+func (q *slots) queued() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.waiting)
+}
+
+// MaxRuns is the cap on live claude processes (0 = none).
+func (s *Supervisor) MaxRuns() int { return s.slots.max }
+
+// LiveRuns is how many claude processes hold a slot now.
+func (s *Supervisor) LiveRuns() int {
+	s.slots.mu.Lock()
+	defer s.slots.mu.Unlock()
+	return s.slots.used
+}
+
+// QueuePlace says where the session waits for a slot: its place (1 = next)
+// and the length of the line; 0 when it is not waiting.
+func (s *Supervisor) QueuePlace(sessionID string) (place, of int) {
+	line := s.slots.line()
+	for i, id := range line {
+		if id == sessionID {
+			return i + 1, len(line)
+		}
+	}
+	return 0, len(line)
+}
+
+// releaseSlot gives a run's slot back and tells every waiting page its new
+// place.
+func (s *Supervisor) releaseSlot() {
+	before := s.slots.line()
+	s.slots.release()
+	s.announce(before)
+}
+
+// announce tells the observer the place of every session in line, and that
+// those of before no longer in it have left.
+func (s *Supervisor) announce(before []string) {
+	if s.queueObs == nil {
+		return
+	}
+	line := s.slots.line()
+	in := make(map[string]bool, len(line))
+	for i, id := range line {
+		in[id] = true
+		s.queueObs.QueueChanged(id, i+1, len(line), "")
+	}
+	for _, id := range before {
+		if !in[id] {
+			s.queueObs.QueueChanged(id, 0, len(line), "")
+		}
+	}
+}
+
+// enqueue puts f in line for the session and returns at once: the page
+// shows the session's place, and f runs once a slot is free. An idle run
+// is asked to end so that one is.
+func (s *Supervisor) enqueue(sessionID string, start Starter, f func(context.Context, *Run) error) error {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return errors.New("parley is shutting down")
+	}
+	w, isNew := s.slots.enqueue(sessionID, start, f)
+	if !isNew {
+		return nil
+	}
+	s.log.Info("waiting for a free claude slot", "session_id", sessionID, "queued", s.slots.queued(), "max_runs", s.slots.max)
+	s.announce(nil)
+	s.reapIdle()
+	s.wg.Add(1)
+	go s.serveWaiter(w)
+	return nil
+}
+
+// serveWaiter waits for w's slot, starts its process and does its jobs.
+func (s *Supervisor) serveWaiter(w *waiter) {
+	defer s.wg.Done()
+	select {
+	case <-w.granted:
+	case <-s.ctx.Done():
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
+	defer cancel()
+	log := s.log.With("session_id", w.sessionID)
+	r, err := s.startWithSlot(ctx, w.sessionID, w.start)
+	if err != nil {
+		log.Error("start a queued session", "err", err)
+		if s.queueObs != nil {
+			s.queueObs.QueueChanged(w.sessionID, 0, s.slots.queued(), "Claude could not start: "+err.Error())
+		}
+		return
+	}
+	for _, job := range w.jobs {
+		err := job(ctx, r)
+		if errors.Is(err, ErrRunEnded) {
+			err = s.withRun(ctx, w.sessionID, w.start, job)
+		}
+		if err != nil {
+			log.Error("queued work failed", "err", err)
+		}
+	}
+}
+
+// reapIdle asks the run idle longest (no turn, no open ask) to end, so its
+// slot goes to the line.
+func (s *Supervisor) reapIdle() {
+	s.mu.Lock()
+	var oldest *Run
+	for _, r := range s.runs {
+		since := r.idleSince.Load()
+		if since == 0 || r.reaping.Load() {
+			continue
+		}
+		if oldest == nil || since < oldest.idleSince.Load() {
+			oldest = r
+		}
+	}
+	if oldest != nil {
+		oldest.reaping.Store(true)
+	}
+	s.mu.Unlock()
+	if oldest != nil {
+		oldest.post(reapCmd{})
+	}
+}
+
+// reapCmd ends an idle run for a session waiting in line; a run that got
+// work meanwhile keeps going.
+type reapCmd struct{}
+
+func (reapCmd) run(ctx context.Context, r *Run) error {
+	r.reaping.Store(false)
+	if r.turns > 0 || r.attachedAsks() > 0 || r.stopping {
+		return nil
+	}
+	r.yieldSlot("a session is waiting for a free slot")
+	return nil
+}
+
+// yieldSlot ends the run so that its slot goes to a waiting session; the
+// session's next message resumes it with --resume.
+func (r *Run) yieldSlot(why string) {
+	r.stopping = true
+	r.idleSince.Store(0)
+	r.log.Info("ending idle claude process", "why", why)
+	r.cancel()
+}
+
+// markIdle notes whether the run has nothing to do (no turn, no open ask,
+// and it has done some work: a run just started for a waiting message is
+// not idle). An idle run yields its slot at once when sessions wait.
+func (r *Run) markIdle() {
+	idle := r.worked && !r.stopping && r.turns == 0 && r.attachedAsks() == 0
+	switch {
+	case !idle:
+		r.idleSince.Store(0)
+	case r.othersWaiting != nil && r.othersWaiting():
+		r.yieldSlot("sessions are waiting for a free slot")
+	case r.idleSince.Load() == 0:
+		r.idleSince.Store(time.Now().UnixNano())
+	}
+}
+
+// idleState is the part of a Run the slot queue reads from other goroutines.
+type idleState struct {
+	idleSince     atomic.Int64 // unix nanoseconds since when the run is idle; 0 = busy
+	reaping       atomic.Bool  // a reapCmd is on its way
+	worked        bool         // owned by the loop: a turn or answer was handled
+	othersWaiting func() bool  // sessions wait for a slot
+}
