@@ -51,11 +51,11 @@ func TestWatchdogInterruptsAStalledTurn(t *testing.T) {
 	fake := fakeapi.Serve(t, fakeapi.Scenario{{Text: "Let me think", Hold: never}, {Text: "after the stall"}})
 	sup, j, pub := newTestSupervisor(t, fakeapi.ClaudeBin(t), fake.Env(t.TempDir()))
 	o := testOptions(t, "")
-	o.StallTimeout = 1500 * time.Millisecond
+	o.StallTimeout = 3 * time.Second
 	if err := sup.Prompt(t.Context(), "s1", With(o), "go", "you"); err != nil {
 		t.Fatal(err)
 	}
-	waitNotice(t, pub, "Claude printed nothing for 2 seconds, so Parley interrupted the turn")
+	waitNotice(t, pub, "Claude printed nothing for 3 seconds, so Parley interrupted the turn")
 	res := waitType(t, pub, "result")
 	if got := TurnOutcome(res.Payload); got != StatusInterrupted {
 		t.Errorf("stalled turn's outcome = %s (%s); want interrupted", got, res.Payload)
@@ -100,7 +100,7 @@ func TestWatchdogKillsAProcessTheInterruptDoesNotStop(t *testing.T) {
 	if !strings.Contains(string(ended.Payload), `"status":"interrupted"`) || j.lastStatus() != StatusInterrupted {
 		t.Errorf("run_ended = %s, status %q; want interrupted", ended.Payload, j.lastStatus())
 	}
-	o.Resume = true
+	o.Resume, o.StallTimeout = true, 0
 	if err := sup.Prompt(t.Context(), "s1", With(o), "carry on", "you"); err != nil {
 		t.Fatal(err)
 	}

@@ -92,9 +92,9 @@ func TestDailyLimitSpansSessions(t *testing.T) {
 func TestBrowserWatchdogInterruptsAStalledTurn(t *testing.T) {
 	never := make(chan struct{})
 	e := newEnv(t, fakeapi.Scenario{{Text: "Thinking very slowly", Hold: never}, {Text: "Back with an answer."}}, envOptions{quiet: true})
-	e.srv.cfg.StallTimeout = 2 * time.Second
+	e.srv.cfg.StallTimeout = 3 * time.Second
 	ctx := e.browser(t)
-	startSession(t, ctx, e.web.URL, "take your time", eventsInclude("Claude printed nothing for 2 seconds, so Parley interrupted the turn."))
+	startSession(t, ctx, e.web.URL, "take your time", eventsInclude("Claude printed nothing for 3 seconds, so Parley interrupted the turn."))
 	var status string
 	step(t, ctx, "the stalled turn is interrupted",
 		chromedp.WaitVisible(`#session-status.status-interrupted`, chromedp.ByQuery),
