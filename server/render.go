@@ -273,6 +273,10 @@ func runEnded(e store.Event) []templ.Component {
 	if p.ExitCode == 0 {
 		return []templ.Component{views.Status(orText(p.Status, runner.StatusEnded), true)}
 	}
+	if strings.HasPrefix(p.Reason, "stopped by Parley") && p.Status == runner.StatusInterrupted {
+		// A spending limit or the watchdog ended it, and said so already.
+		return []templ.Component{views.Status(p.Status, true)}
+	}
 	if strings.HasPrefix(p.Reason, "stopped by Parley") {
 		return []templ.Component{appendTo(views.Notice(e.Seq, "info",
 			"Claude's process was stopped by Parley; the next message resumes the session.")), views.Status(orText(p.Status, runner.StatusEnded), true)}
