@@ -94,9 +94,8 @@ func (r *Run) afterResult(ctx context.Context, raw json.RawMessage) {
 	}
 	r.notice(ctx, "warn", reached)
 	r.log.Info("spending limit reached", "errors", res.Errors)
-	if res.Subtype == budgetSubtype {
-		r.endStatus = StatusInterrupted
-	}
+	// The session cannot go on until the limit is raised: interrupted.
+	r.endStatus = StatusInterrupted
 	r.stopping = true
 	r.cancel()
 }
