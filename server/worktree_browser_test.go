@@ -110,7 +110,7 @@ func TestBrowserSessionWorktree(t *testing.T) {
 	head := runGit(t, repo, "rev-parse", "HEAD")
 	var errText, conflicts string
 	step(t, ctx, "merge with a conflict",
-		chromedp.Click(`#worktree-merge`, chromedp.ByID),
+		chromedp.Submit(`#worktree-merge`, chromedp.ByID),
 		chromedp.WaitVisible(`#worktree-error`, chromedp.ByID),
 		chromedp.Text(`#worktree-error`, &errText, chromedp.ByID),
 		chromedp.Text(`#worktree-conflicts`, &conflicts, chromedp.ByID),
@@ -127,7 +127,7 @@ func TestBrowserSessionWorktree(t *testing.T) {
 	var done string
 	step(t, ctx, "merge cleanly",
 		chromedp.Navigate(e.web.URL+"/sessions/"+sess.ID),
-		chromedp.Click(`#worktree-merge`, chromedp.ByID),
+		chromedp.Submit(`#worktree-merge`, chromedp.ByID),
 		chromedp.WaitVisible(`#worktree-done`, chromedp.ByID),
 		chromedp.Text(`#worktree-done`, &done, chromedp.ByID),
 	)
@@ -139,7 +139,7 @@ func TestBrowserSessionWorktree(t *testing.T) {
 	}
 
 	step(t, ctx, "discard",
-		chromedp.Click(`#worktree-discard`, chromedp.ByID),
+		chromedp.Submit(`#worktree-discard`, chromedp.ByID),
 		chromedp.WaitVisible(`#worktree[data-state="discarded"] #worktree-done`, chromedp.ByQuery),
 		chromedp.Text(`#worktree-done`, &done, chromedp.ByID),
 	)
