@@ -17,10 +17,12 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* \
  && npm install -g @anthropic-ai/claude-code@2.1.328 \
  && npm cache clean --force \
- && mkdir /data && chown node:node /data
+ && mkdir -m 0711 /data
 COPY --from=build /out/parley /usr/local/bin/parley
-# Not root: claude refuses some modes as root, and the embedded Postgres fallback cannot run as root.
-USER node
+# Parley runs as root so that each project's claude runs as a uid of its own
+# (PARLEY_UID_RANGE); claude itself never runs as root. docker-compose.yml
+# drops every capability but the few this needs. The embedded PostgreSQL
+# fallback cannot run as root: use DATABASE_URL (the compose file does).
 ENV PARLEY_ADDR=:8080 PARLEY_DATA_DIR=/data
 VOLUME /data
 EXPOSE 8080

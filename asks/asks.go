@@ -47,7 +47,8 @@ const Usage = `Usage:
 ANSWER, by the kind of ask:
   question    --choice LABEL (repeat for several), --text TEXT; for question N
               of a form write --choice N=LABEL, --text N=TEXT. --decline [--reason WHY]
-  permission  --allow [--command CMD] (Bash: run CMD instead), --always, --deny [--reason WHY]
+  permission  --allow [--command CMD] (Bash: run CMD instead) [--input JSON] (any tool: run
+              with this input instead), --always, --deny [--reason WHY]
   plan        --approve [--mode default|acceptEdits], --changes --reason WHAT
 
 The database is found as for "parley user" (--database-url, --data-dir); the

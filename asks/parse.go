@@ -1,6 +1,7 @@
 package asks
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -36,6 +37,7 @@ func ParseAnswer(args []string) (runner.Response, error) {
 	mode := fs.String("mode", "", "")
 	reason := fs.String("reason", "", "")
 	command := fs.String("command", "", "")
+	input := fs.String("input", "", "")
 	if err := fs.Parse(args); err != nil {
 		return runner.Response{}, fmt.Errorf("asks answer: %w", err)
 	}
@@ -59,6 +61,12 @@ func ParseAnswer(args []string) (runner.Response, error) {
 		if set["command"] {
 			resp.Command = command
 		}
+		if set["input"] {
+			if !json.Valid([]byte(*input)) {
+				return runner.Response{}, errors.New("asks answer: --input is not valid JSON")
+			}
+			resp.Input = json.RawMessage(*input)
+		}
 	case *always:
 		resp.AllowAlways = true
 	case *deny, *decline, *changes:
@@ -74,6 +82,9 @@ func ParseAnswer(args []string) (runner.Response, error) {
 	}
 	if set["command"] && !*allow {
 		return runner.Response{}, errors.New("asks answer: --command goes with --allow")
+	}
+	if set["input"] && !*allow {
+		return runner.Response{}, errors.New("asks answer: --input goes with --allow")
 	}
 	if set["mode"] && !*approve {
 		return runner.Response{}, errors.New("asks answer: --mode goes with --approve")

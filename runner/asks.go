@@ -72,6 +72,9 @@ type Response struct {
 	AllowAlways bool `json:"allow_always,omitempty"`
 	// Command is a Bash command as the member edited it before allowing.
 	Command *string `json:"command,omitempty"`
+	// Input is a tool's whole input (a JSON object) as the member edited it
+	// before allowing: any tool whose input the card shows.
+	Input json.RawMessage `json:"input,omitempty"`
 	// Mode is how work continues after a plan is approved: "default" (ask
 	// before edits) or "acceptEdits".
 	Mode string `json:"mode,omitempty"`
@@ -253,6 +256,9 @@ func (r *Run) answer(ctx context.Context, id string, resp Response) error {
 	if resp.Command != nil && *resp.Command == inputObject(pa.p.Input)["command"] {
 		resp.Command = nil // the card sends the command field whether edited or not
 	}
+	if resp.Input != nil && sameJSON(resp.Input, pa.p.Input) {
+		resp.Input = nil // likewise the input field
+	}
 	if err := checkResponse(pa.p, resp); err != nil {
 		return err
 	}
@@ -307,6 +313,9 @@ func checkResponse(p AskPayload, resp Response) error {
 		}
 		if resp.Command != nil && *resp.Command == "" {
 			return &AnswerError{Msg: "The command is empty."}
+		}
+		if err := checkEditedInput(resp); err != nil {
+			return err
 		}
 	}
 	return nil

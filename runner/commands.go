@@ -47,6 +47,7 @@ func (r *Run) writeTurn(ctx context.Context, t sentTurn) error {
 	if !r.initSeen {
 		r.unconfirmed = append(r.unconfirmed, t)
 	}
+	r.by.set(t.by)
 	err := r.write(ctx, map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": t.text}})
 	if err == nil {
 		r.turns++

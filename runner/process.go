@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -22,18 +23,56 @@ type Spec struct {
 	Workspace       string // working directory
 	ConfigDir       string // CLAUDE_CONFIG_DIR for the CLI
 	AskConfigPath   string // ASK_USER_CONFIG file; "" = no ask_user MCP server
-	ExtraArgs       []string
-	// WritableDirs are directories outside Workspace the run must be able
-	// to write: a session worktree's base repository, which holds its .git.
+	// MCPConfigPath is a --mcp-config file that serves ask_user over HTTP
+	// (askhttp.go); when set, AskConfigPath is not used.
+	MCPConfigPath string
+	ExtraArgs     []string
+	// Home is the run's HOME (and TMPDIR under it); "" = none set.
+	Home string
+	// WritableDirs are directories besides Workspace, ConfigDir and Home
+	// that the run may write (a worktree's base repository, for .git).
 	WritableDirs []string
+	// ModelURL and ModelToken are the run's ANTHROPIC_BASE_URL and
+	// ANTHROPIC_API_KEY: Parley's gateway and the run's own token.
+	ModelURL, ModelToken string
 }
 
 // Config is the server-wide part of how claude is started.
 type Config struct {
-	ClaudeBin string   // path of the claude binary
-	SelfExe   string   // path of the parley binary, for `parley mcp-askuser`
-	Env       []string // the environment the CLI inherits (ANTHROPIC_* and the like)
+	ClaudeBin string // path of the claude binary
+	SelfExe   string // path of the parley binary, for `parley mcp-askuser`
+	// Env is the environment the CLI inherits, passed as is: build it with
+	// BaseEnv so no server secret reaches a run.
+	Env []string
+	// Sandbox, if set, confines each run to its project's files.
+	Sandbox Sandbox
+	// Gateway, if set, gives each run its own model token (see Options.ModelURL).
+	Gateway Gateway
 }
+
+// Sandbox confines a run: it gives the run's directories and files to the
+// identity the run will have and sets that identity on cmd.
+type Sandbox interface {
+	Confine(cmd *exec.Cmd, s Spec) error
+}
+
+// settingsArgs keep the owner's settings what a run gets. Measured on
+// claude 2.1.328 (a workspace with .claude/settings.json,
+// .claude/settings.local.json, .mcp.json and $CLAUDE_CONFIG_DIR/settings.json,
+// each with hooks and "allow Bash"):
+//   - no flags: every hook of all three files runs, their allow rules apply,
+//     and the .mcp.json server is spawned, even in -p mode;
+//   - --setting-sources "": no settings file is read (no hook, no rule) and
+//     no CLAUDE.md is loaded; --settings <json> still applies (hooks and
+//     permissions in it work), as do the command-line flags;
+//   - --setting-sources user|project|local: loads just that file (project
+//     also loads CLAUDE.md and .mcp.json);
+//   - --strict-mcp-config: only --mcp-config servers start (.mcp.json and the
+//     user's MCP servers are ignored).
+//
+// So a run reads no settings file at all: the owner's options arrive as
+// flags, and Parley reads CLAUDE.md itself (see the server's workspace code).
+var settingsArgs = []string{"--setting-sources", "", "--strict-mcp-config"}
 
 // args builds the CLI's argument list. The flags are the ones measured in
 // shared/claude-cli.md: stream-json both ways keeps one process across turns,
@@ -45,12 +84,15 @@ func (c Config) args(s Spec) ([]string, error) {
 		"--verbose", "--include-partial-messages",
 		"--permission-prompt-tool", "stdio",
 	}
+	args = append(args, settingsArgs...)
 	if s.Resume {
 		args = append(args, "--resume", s.ClaudeSessionID)
 	} else {
 		args = append(args, "--session-id", s.ClaudeSessionID)
 	}
-	if s.AskConfigPath != "" {
+	if s.MCPConfigPath != "" {
+		args = append(args, "--mcp-config", s.MCPConfigPath, "--allowedTools", "mcp__parley__ask_user,mcp__parley__ask_user_questions")
+	} else if s.AskConfigPath != "" {
 		mcp, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
 			"parley": map[string]any{
 				"type": "stdio", "command": c.SelfExe, "args": []string{"mcp-askuser"},
@@ -85,13 +127,7 @@ func (c Config) start(ctx context.Context, s Spec) (*process, error) {
 	}
 	cmd := exec.CommandContext(ctx, c.ClaudeBin, args...)
 	cmd.Dir = s.Workspace
-	cmd.Env = append(append([]string{}, c.Env...),
-		"CLAUDE_CONFIG_DIR="+s.ConfigDir,
-		"DISABLE_AUTOUPDATER=1",
-	)
-	if s.AskConfigPath != "" {
-		cmd.Env = append(cmd.Env, "ASK_USER_CONFIG="+s.AskConfigPath)
-	}
+	cmd.Env = runEnv(c.Env, s)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
 		// Signal the group, not just the leader: the CLI spawns MCP servers.
@@ -109,13 +145,48 @@ func (c Config) start(ctx context.Context, s Spec) (*process, error) {
 	if p.stdout, err = cmd.StdoutPipe(); err != nil {
 		return nil, fmt.Errorf("stdout pipe: %w", err)
 	}
-	if err := os.MkdirAll(s.ConfigDir, 0o700); err != nil {
-		return nil, fmt.Errorf("config dir: %w", err)
+	if err := makeRunDirs(s); err != nil {
+		return nil, err
+	}
+	if c.Sandbox != nil {
+		if err := c.Sandbox.Confine(cmd, s); err != nil {
+			return nil, fmt.Errorf("confine the run: %w", err)
+		}
 	}
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", c.ClaudeBin, err)
 	}
 	return p, nil
+}
+
+// runEnv is the run's whole environment: the base, then its own variables
+// (later entries win: exec keeps the last value of a repeated key).
+func runEnv(base []string, s Spec) []string {
+	env := append(append([]string{}, base...), "CLAUDE_CONFIG_DIR="+s.ConfigDir, "DISABLE_AUTOUPDATER=1")
+	if s.AskConfigPath != "" {
+		env = append(env, "ASK_USER_CONFIG="+s.AskConfigPath)
+	}
+	if s.Home != "" {
+		env = append(env, "HOME="+s.Home, "TMPDIR="+filepath.Join(s.Home, "tmp"))
+	}
+	if s.ModelURL != "" {
+		env = append(env, "ANTHROPIC_BASE_URL="+s.ModelURL, "ANTHROPIC_API_KEY="+s.ModelToken)
+	}
+	return env
+}
+
+// makeRunDirs creates the run's private directories.
+func makeRunDirs(s Spec) error {
+	dirs := []string{s.ConfigDir}
+	if s.Home != "" {
+		dirs = append(dirs, s.Home, filepath.Join(s.Home, "tmp"))
+	}
+	for _, d := range dirs {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("run dir: %w", err)
+		}
+	}
+	return nil
 }
 
 // exitCode reads the process's exit status after Wait.

@@ -18,6 +18,11 @@ func controlReply(p AskPayload, status askuser.Status, resp Response) map[string
 		return map[string]any{"behavior": "deny", "message": denyMessage(p, status, resp.Reason)}
 	}
 	input := inputObject(p.Input)
+	if p.Kind == KindPermission && resp.Input != nil {
+		// An edited input replaces the whole input; checkEditedInput made
+		// sure it is a JSON object.
+		input = inputObject(resp.Input)
+	}
 	body := map[string]any{"behavior": "allow", "updatedInput": input}
 	switch p.Kind {
 	case KindPermission:
@@ -161,7 +166,12 @@ func LateAnswerText(p AskPayload, status askuser.Status, resp Response) string {
 		if status == askuser.StatusDeclined {
 			b.WriteString(denyMessage(p, status, resp.Reason))
 		} else {
-			b.WriteString(orSomeone(resp.By) + " allowed it, but the call did not run because the process had ended. Run it again if it is still needed.")
+			if resp.Input != nil {
+				fmt.Fprintf(&b, "%s allowed it with the input changed to:\n> %s\n\n", orSomeone(resp.By), clipText(string(resp.Input), 2000))
+				b.WriteString("The call did not run because the process had ended. Run it again with that input if it is still needed.")
+			} else {
+				b.WriteString(orSomeone(resp.By) + " allowed it, but the call did not run because the process had ended. Run it again if it is still needed.")
+			}
 		}
 	}
 	return b.String()

@@ -56,6 +56,7 @@ type Run struct {
 	lastCost     float64 // the CLI's running total_cost_usd in this process
 	started      bool    // the CLI has created the session: resume next time
 	configDir    string
+	by           turnBy // who sent the running turn; read by the model gateway
 	runLimits
 }
 

@@ -61,8 +61,11 @@ func NewSupervisor(ctx context.Context, d Deps) *Supervisor {
 // Options are the per-session settings of a new run.
 type Options struct {
 	Spec
-	RelayURL   string        // loopback URL of the ask relay; "" = no ask_user tool
-	AskTimeout time.Duration // how long an ask_user question waits
+	RelayURL string // loopback URL of the ask relay; "" = no ask_user tool
+	// AskOverHTTP serves ask_user at the relay's streamable HTTP endpoint
+	// instead of a `parley mcp-askuser` child per run.
+	AskOverHTTP bool
+	AskTimeout  time.Duration // how long an ask_user question waits
 	// AskMaxTimeout is the longest wait the model may choose for one
 	// ask_user call ("timeout"); 0 = AskTimeout.
 	AskMaxTimeout time.Duration
@@ -80,6 +83,12 @@ type Options struct {
 	// says which spending limit is reached, or "" when none is. nil = no
 	// limits of Parley's own (the CLI's --max-budget-usd may still apply).
 	BudgetCheck func(context.Context) string
+	// ModelURL is the model gateway's base URL; with Config.Gateway set, the
+	// run's model traffic goes there with a token of its own.
+	ModelURL string
+	// Notices are recorded in the session when the run starts (workspace
+	// files Parley refused to read, say).
+	Notices []string
 }
 
 // Live returns the session's live run, if there is one.
@@ -221,34 +230,6 @@ func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter
 	return s.startWithSlot(ctx, sessionID, start)
 }
 
-// startWithSlot starts the session's process in a slot already taken,
-// which the run gives back when it ends (or at once, when it is not
-// started after all).
-func (s *Supervisor) startWithSlot(ctx context.Context, sessionID string, start Starter) (*Run, error) {
-	o, err := start(ctx)
-	if err != nil {
-		s.releaseSlot()
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		s.releaseSlot()
-		return nil, errors.New("parley is shutting down")
-	}
-	if r, ok := s.runs[o.SessionID]; ok {
-		s.releaseSlot()
-		return r, nil // started meanwhile
-	}
-	r, err := s.start(o)
-	if err != nil {
-		s.releaseSlot()
-		return nil, err
-	}
-	s.runs[o.SessionID] = r
-	return r, nil
-}
-
 // start launches the process and the run's goroutines. Called with s.mu held.
 func (s *Supervisor) start(o Options) (*Run, error) {
 	// The log's last seq is read here, under s.mu and after the previous
@@ -273,21 +254,34 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 	var unregister func()
 	if o.RelayURL != "" {
 		token := askuser.NewToken()
-		path, err := askuser.WriteConfig(s.runtimeDir, askuser.Config{URL: o.RelayURL, Token: token,
-			TimeoutSeconds: int(o.AskTimeout / time.Second), MaxTimeoutSeconds: int(o.AskMaxTimeout / time.Second)})
+		var path string
+		var err error
+		if o.AskOverHTTP {
+			path, err = askHTTPConfig(s.runtimeDir, AskHTTPURL(o.RelayURL), token)
+			r.spec.MCPConfigPath = path
+		} else {
+			path, err = askuser.WriteConfig(s.runtimeDir, askuser.Config{URL: o.RelayURL, Token: token,
+				TimeoutSeconds: int(o.AskTimeout / time.Second), MaxTimeoutSeconds: int(o.AskMaxTimeout / time.Second)})
+			r.spec.AskConfigPath = path
+		}
 		if err != nil {
 			cancel()
 			return nil, fmt.Errorf("write ask_user config: %w", err)
 		}
-		r.spec.AskConfigPath = path
-		unregister = s.broker.Register(token, r)
+		unregister = s.broker.RegisterWithConfig(token, r, askuser.Config{
+			TimeoutSeconds: int(o.AskTimeout / time.Second), MaxTimeoutSeconds: int(o.AskMaxTimeout / time.Second)})
 	}
+	revokeModel := s.admitModel(r, o)
 	cleanup := func() {
+		revokeModel()
 		if unregister != nil {
 			unregister()
 		}
-		if r.spec.AskConfigPath != "" {
-			if err := os.Remove(r.spec.AskConfigPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		for _, path := range []string{r.spec.AskConfigPath, r.spec.MCPConfigPath} {
+			if path == "" {
+				continue
+			}
+			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 				r.log.Warn("remove ask_user config", "err", err)
 			}
 		}
@@ -305,6 +299,9 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 	r.log = r.log.With("run_id", r.id, "pid", p.cmd.Process.Pid)
 	r.log.Info("claude started", "resume", o.Resume)
 	r.recordJSON(ctx, TypeRunStarted, map[string]any{"pid": p.cmd.Process.Pid, "run_id": r.id, "resume": o.Resume})
+	for _, n := range o.Notices {
+		r.notice(ctx, "warn", n)
+	}
 	r.onEnd = func() {
 		cleanup()
 		s.mu.Lock()

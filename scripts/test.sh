@@ -18,11 +18,19 @@ if ! git diff --quiet -- views; then
 fi
 
 echo "== docker-compose.yml (no Docker daemon needed: a config check)"
-docker-compose -f docker-compose.yml config -q
+# The file demands a database password (runs can reach the database's port).
+if docker-compose -f docker-compose.yml config -q 2>/dev/null; then
+	echo "docker-compose.yml starts without POSTGRES_PASSWORD; it must demand one" >&2
+	exit 1
+fi
+POSTGRES_PASSWORD=compose-check docker-compose -f docker-compose.yml config -q
 
 echo "== go vet"
 go vet ./...
 
+# go test includes the MCP conformance suite (server mode, over HTTP, against
+# /mcp): server.TestMCPConformance runs $PARLEY_CONFORMANCE, which
+# install-test-deps.sh installs.
 echo "== go test"
 export PARLEY_REQUIRE_ALL=1
 export PARLEY_ARTEFACTS="${PARLEY_ARTEFACTS:-$PWD/testdata-out}"

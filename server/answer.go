@@ -10,6 +10,7 @@ import (
 
 	"parley/askuser"
 	"parley/runner"
+	"parley/store"
 )
 
 // answerForm is what an ask card sends (htmx ws-send posts the form's
@@ -22,6 +23,7 @@ type answerForm struct {
 	Decision  string  `json:"decision"`
 	Reason    string  `json:"reason"`
 	Command   *string `json:"command"`
+	Input     *string `json:"input"` // a tool's input as edited, JSON
 	Mode      string  `json:"mode"`
 }
 
@@ -43,6 +45,9 @@ func parseAnswer(data []byte, by string) (answerForm, runner.Response, error) {
 		resp.Replies = replies(fields)
 	case "allow":
 		resp.Reason, resp.Command = "", f.Command
+		if f.Input != nil && strings.TrimSpace(*f.Input) != "" {
+			resp.Input = json.RawMessage(strings.TrimSpace(*f.Input))
+		}
 	case "always":
 		resp.Reason, resp.AllowAlways = "", true
 	case "approve":
@@ -98,9 +103,15 @@ func (s *Server) answerAsk(ctx context.Context, r *http.Request, sessionID strin
 		return err
 	}
 	resp.By = v.Name
-	err = s.sup.Answer(ctx, sess.ID, s.starter(sess), f.InputID, resp)
+	return s.deliverAnswer(ctx, sess, f.InputID, resp)
+}
+
+// deliverAnswer resolves the ask inputID of sess with resp, once: what the
+// page and the MCP tool respond both do after authorizing.
+func (s *Server) deliverAnswer(ctx context.Context, sess store.Session, inputID string, resp runner.Response) error {
+	err := s.sup.Answer(ctx, sess.ID, s.starter(sess), inputID, resp)
 	if errors.Is(err, runner.ErrRunEnded) || errors.Is(err, runner.ErrNotPending) || errors.Is(err, runner.ErrNotFound) {
-		return s.whyClosed(ctx, sess.ID, f.InputID)
+		return s.whyClosed(ctx, sess.ID, inputID)
 	}
 	return err
 }

@@ -31,10 +31,10 @@ func TestAttackFiveHundredSessions(t *testing.T) {
 	w.prompt("before the attack")
 	w.waitFor(60*time.Second, "ok from the model")
 
-	var peak atomic.Int64
+	var peak, rssKB atomic.Int64
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Go(func() { watchClaudes(stop, &peak) })
+	wg.Go(func() { watchClaudes(stop, &peak, &rssKB) })
 
 	path := "/projects/" + pid(e) + "/sessions"
 	start := time.Now()
@@ -89,13 +89,13 @@ func TestAttackFiveHundredSessions(t *testing.T) {
 	if resp := e.do(nil, http.MethodGet, "/healthz", nil); resp.StatusCode != http.StatusOK {
 		t.Errorf("healthz after the attack: %d", resp.StatusCode)
 	}
-	t.Logf("peak live claude processes: %d (cap %d)", peak.Load(), maxRuns)
+	t.Logf("peak live claude processes: %d (cap %d); largest claude resident set seen: %d MB", peak.Load(), maxRuns, rssKB.Load()>>10)
 }
 
 // watchClaudes counts this process's claude children in /proc until stop
 // is closed, keeping the peak. A sampler, in a test only: it can miss a
 // short overlap, which the runs table check does not.
-func watchClaudes(stop <-chan struct{}, peak *atomic.Int64) {
+func watchClaudes(stop <-chan struct{}, peak, rssKB *atomic.Int64) {
 	me := strconv.Itoa(os.Getpid())
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
@@ -120,10 +120,26 @@ func watchClaudes(stop <-chan struct{}, peak *atomic.Int64) {
 			}
 			if cmd, _ := os.ReadFile(filepath.Join(d, "cmdline")); bytes.Contains(cmd, []byte("stream-json")) {
 				n++
+				rssKB.Store(max(rssKB.Load(), vmRSS(d)))
 			}
 		}
 		if n > peak.Load() {
 			peak.Store(n)
 		}
 	}
+}
+
+// vmRSS is a process's resident set in kB, from /proc/<pid>/status.
+func vmRSS(procDir string) int64 {
+	b, _ := os.ReadFile(filepath.Join(procDir, "status"))
+	for _, line := range strings.Split(string(b), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			f := strings.Fields(rest)
+			if len(f) > 0 {
+				n, _ := strconv.ParseInt(f[0], 10, 64)
+				return n
+			}
+		}
+	}
+	return 0
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -72,14 +73,19 @@ func TestDetachedAskExpires(t *testing.T) {
 	w.waitFor(30*time.Second, "expired")
 
 	ctx := e.browser(t)
+	// Read by script in one go: the pages' sockets may re-render the
+	// entries between a wait and a separate read.
+	text := func(sel string) string {
+		return `(document.querySelector(` + strconv.Quote(sel) + `) || {innerText: ""}).innerText`
+	}
 	var card, listed string
 	step(t, ctx, "the session page and the inbox show the expired ask",
 		chromedp.Navigate(e.web.URL+"/sessions/"+s.ID),
-		chromedp.WaitVisible(`#ask-`+in.ID+` .ask-expired`, chromedp.ByQuery),
-		chromedp.Text(`#ask-`+in.ID+` .ask-expired`, &card, chromedp.ByQuery),
+		chromedp.Poll(text(`#ask-`+in.ID+` .ask-expired`)+`.includes("expired")`, nil, chromedp.WithPollingTimeout(30*time.Second)),
+		chromedp.Evaluate(text(`#ask-`+in.ID+` .ask-expired`), &card),
 		chromedp.Navigate(e.web.URL+"/inbox"),
-		chromedp.WaitVisible(`#inbox-`+in.ID+` .ask-expired`, chromedp.ByQuery),
-		chromedp.Text(`#inbox-`+in.ID, &listed, chromedp.ByQuery),
+		chromedp.Poll(text(`#inbox-`+in.ID+` .ask-expired`)+`.includes("expired")`, nil, chromedp.WithPollingTimeout(30*time.Second)),
+		chromedp.Evaluate(text(`#inbox-`+in.ID), &listed),
 	)
 	if !strings.Contains(card, "Question expired: nobody answered within 2 days") {
 		t.Errorf("session card says %q", card)
@@ -87,4 +93,36 @@ func TestDetachedAskExpires(t *testing.T) {
 	if !strings.Contains(listed, "Which colour?") || !strings.Contains(listed, "expired") {
 		t.Errorf("inbox entry says %q", listed)
 	}
+}
+
+// A detached ask of a session that has a live run again (a later message
+// resumed it) expires through that run, which numbers the event.
+func TestDetachedAskExpiresThroughTheLiveRun(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{
+		{Text: "Let me ask.", ToolName: askTool, ToolInput: colourQuestion(false)},
+	}, envOptions{quiet: true})
+	s := e.newSession()
+	w := e.dial(s.ID, 0)
+	w.prompt("pick a colour")
+	in := e.waitInput(w, s.ID)
+	e.waitTranscript(s, askTool)
+	e.sup.Stop(s.ID)
+	w.waitFor(60*time.Second, "process has ended since it asked")
+	w.prompt("never mind")
+	w.waitFor(60*time.Second, `class="item turn-result"`)
+	if _, live := e.sup.Live(s.ID); !live {
+		t.Fatal("no live run after the new message")
+	}
+	x := NewExpirer(e.st, e.srv.log)
+	x.now = func() time.Time { return time.Now().Add(8 * 24 * time.Hour) }
+	if _, err := x.Sweep(t.Context(), e.sup); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := e.st.GetInput(t.Context(), in.ID); got.Status != "expired" {
+		t.Fatalf("the ask is %q, want expired", got.Status)
+	}
+	w.waitFor(30*time.Second, "Question expired: nobody answered within 7 days")
+	// The run goes on numbering the log after the expiry.
+	w.prompt("and now?")
+	w.waitFor(60*time.Second, `class="item turn-result"`)
 }

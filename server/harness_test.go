@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"parley/askuser"
+	"parley/gateway"
 	"parley/runner"
 	"parley/runner/fakeapi"
 	"parley/store"
@@ -62,8 +63,10 @@ type envOptions struct {
 	quiet      bool     // log warnings and errors only
 	askUserOff bool     // the server-wide ask_user switch is off
 	pingPeriod time.Duration
-	limits     Limits // per-user limits; zero = none
-	maxRuns    int    // cap on live claude processes; 0 = none
+	limits     Limits         // per-user limits; zero = none
+	maxRuns    int            // cap on live claude processes; 0 = none
+	isolated   bool           // runs get per-project uids (needs root; skipped otherwise)
+	gateway    gateway.Config // limits of the model gateway (its upstream is the fake model)
 }
 
 func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
@@ -100,14 +103,26 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	hubCtx, stopHub := context.WithCancel(ctx)
 	hubDone := make(chan struct{})
 	go func() { defer close(hubDone); hub.Run(hubCtx) }()
+	gwc := o.gateway
+	gwc.Upstream, gwc.APIKey = fake.URL(), upstreamKey
+	var notify gateway.NotifyFunc = func(id, text string) { e.sup.LimitReached(id, text) }
+	gw, err := gateway.New(gwc, NewUsageSink(st), notify, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := runner.Config{ClaudeBin: claude, SelfExe: self, Gateway: gw,
+		Env: append(append(runner.BaseEnv(os.Environ()), fake.Env(filepath.Join(dir, "claude"))...), o.env...)}
+	if o.isolated || os.Getenv("PARLEY_TEST_ISOLATE") == "1" {
+		e.confine(&rc)
+	}
 	e.sup = runner.NewSupervisor(ctx, runner.Deps{
-		Config:  runner.Config{ClaudeBin: claude, SelfExe: self, Env: append(append(os.Environ(), fake.Env(filepath.Join(dir, "claude"))...), o.env...)},
-		Journal: NewJournal(st), Publisher: NewPublisher(hub), Broker: e.broker, Log: log, RuntimeDir: dir,
+		Config:  rc,
+		Journal: NewJournal(st), Publisher: NewPublisher(hub), Broker: e.broker, Log: log, RuntimeDir: e.runtimeDir(),
 		MaxRuns: o.maxRuns, Queue: NewQueueObserver(hub),
 	})
 	e.relay = httptest.NewServer(nil)
 	e.srv, err = New(ctx, Config{DataDir: dir, AskTimeout: o.askTimeout, AskUserEnabled: !o.askUserOff, PingPeriod: o.pingPeriod,
-		RelayURL: e.relay.URL + "/ask", Limits: o.limits}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Broker: e.broker, Log: log})
+		RelayURL: e.relay.URL + "/ask", ModelURL: e.relay.URL, RunsConfined: rc.Sandbox != nil, Limits: o.limits}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Broker: e.broker, Log: log, Gateway: gw})
 	if err != nil {
 		t.Fatal(err)
 	}

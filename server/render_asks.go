@@ -78,6 +78,10 @@ func permissionView(a *views.Ask, p runner.AskPayload) {
 	var sugg []json.RawMessage
 	_ = json.Unmarshal(p.Suggestions, &sugg)
 	a.CanAlways = len(sugg) > 0
+	if p.ToolName != "Bash" {
+		// Any other tool's input may be edited whole before allowing.
+		a.EditInput = prettyJSON(p.Input)
+	}
 	switch p.ToolName {
 	case "Bash":
 		a.Command = in.Command
@@ -150,6 +154,8 @@ func outcomeText(p resolution) string {
 		switch {
 		case p.Answer.Command != nil:
 			return "Allowed by " + by + " with the command changed to: " + *p.Answer.Command
+		case p.Answer.Input != nil:
+			return "Allowed by " + by + " with the input changed to: " + string(p.Answer.Input)
 		case p.Answer.AllowAlways:
 			return "Allowed by " + by + " for the rest of this session"
 		}

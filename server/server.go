@@ -5,6 +5,7 @@ package server
 import (
 	"context"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -35,8 +36,12 @@ type Config struct {
 	StallTimeout   time.Duration
 	AskUserEnabled bool   // server-wide switch for the ask_user tool
 	RelayURL       string // loopback URL the ask relay listens on
-	SecureCookies  bool   // set Secure on cookies even without TLS here (a TLS proxy in front)
-	Limits         Limits // per-user limits (limits.go); the zero value limits nothing
+	ModelURL       string // loopback base URL of the model gateway; "" = runs use the environment's
+	// RunsConfined says runs start as their project's own uid, not as
+	// Parley's (root): the CLI then allows bypassPermissions.
+	RunsConfined  bool
+	SecureCookies bool   // set Secure on cookies even without TLS here (a TLS proxy in front)
+	Limits        Limits // per-user limits (limits.go); the zero value limits nothing
 }
 
 // Server holds what the handlers need.
@@ -46,8 +51,10 @@ type Server struct {
 	sup    *runner.Supervisor
 	hub    *Hub
 	broker *askuser.Broker
+	gw     http.Handler
 	expiry *Expirer // nil when asks never expire (tests)
 	log    *slog.Logger
+	mcp    http.Handler // the MCP endpoint, /mcp
 	git    *worktree.Git
 	// decoyHash is a bcrypt hash compared against when a login names no
 	// account, made on first use (it takes a quarter of a second).
@@ -62,6 +69,7 @@ type Deps struct {
 	Hub        *Hub
 	Broker     *askuser.Broker
 	Log        *slog.Logger
+	Gateway    http.Handler  // the model gateway, served on the relay listener; nil = none
 	Expirer    *Expirer      // optional: told when a project's expiry setting changes
 	Git        *worktree.Git // nil = git on PATH
 }
@@ -75,8 +83,10 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 	if d.Git == nil {
 		d.Git = worktree.New("")
 	}
-	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, hub: d.Hub, broker: d.Broker, expiry: d.Expirer, log: d.Log, decoyHash: decoy,
-		lim: newLimiters(cfg.Limits), git: d.Git}, nil
+	s := &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, hub: d.Hub, broker: d.Broker, expiry: d.Expirer, gw: d.Gateway, log: d.Log, decoyHash: decoy,
+		lim: newLimiters(cfg.Limits), git: d.Git}
+	s.mcp = s.MCPHandler(ctx)
+	return s, nil
 }
 
 // NewPublisher returns the runner.Publisher that renders each event once and
@@ -115,10 +125,21 @@ func (s *Server) runOptions(ctx context.Context, sess store.Session) (runner.Opt
 		return runner.Options{}, err
 	}
 	ask := s.cfg.AskUserEnabled && p.AskUserEnabled
+	settings, err := s.sessionSettings(ctx, sess, p.ProjectSettings)
+	if err != nil {
+		return runner.Options{}, err
+	}
+	md, notice := workspaceInstructions(workspace)
+	settings.AppendSystemPrompt = joinPrompt(settings.AppendSystemPrompt, md)
 	o := runner.Options{
 		Spec: runner.Spec{SessionID: sess.ID, ProjectID: sess.ProjectID, ClaudeSessionID: sess.ClaudeSessionID, Resume: sess.ClaudeStarted,
-			Workspace: workspace, ConfigDir: ConfigDir(s.cfg.DataDir, p.ID), ExtraArgs: claudeArgs(p.ProjectSettings, ask)},
+			Workspace: workspace, ConfigDir: ConfigDir(s.cfg.DataDir, p.ID), ExtraArgs: claudeArgs(settings, ask),
+			Home: HomeDir(s.cfg.DataDir, p.ID)},
 		AskTimeout: s.cfg.AskTimeout, PermissionTimeout: s.cfg.PermissionTimeout, IdleTimeout: s.cfg.IdleTimeout,
+		ModelURL: s.cfg.ModelURL,
+	}
+	if notice != "" {
+		o.Notices = append(o.Notices, notice)
 	}
 	if p.PermissionTimeoutSeconds > 0 {
 		o.PermissionTimeout = time.Duration(p.PermissionTimeoutSeconds) * time.Second
@@ -136,6 +157,9 @@ func (s *Server) runOptions(ctx context.Context, sess store.Session) (runner.Opt
 	}
 	if ask {
 		o.RelayURL = s.cfg.RelayURL
+		if o.AskOverHTTP, err = s.askOverHTTP(ctx, p.ID); err != nil {
+			return runner.Options{}, err
+		}
 	}
 	if o.Workspace, o.WritableDirs, err = s.sessionWorkspace(ctx, p, sess, workspace); err != nil {
 		return runner.Options{}, err

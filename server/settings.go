@@ -74,7 +74,7 @@ func (s *Server) handleSettingsSave() http.Handler {
 			AskUserEnabled:    r.PostFormValue("ask_user_enabled") != "", Workspace: strings.TrimSpace(r.PostFormValue("workspace")),
 		}
 		c, errs := parseSettings(f)
-		if msg := modeRefusal(c, os.Geteuid(), os.Getenv); msg != "" {
+		if msg := modeRefusal(c, s.runEUID(), os.Getenv); msg != "" {
 			errs["permission_mode"] = msg
 		}
 		limits, lf := parseLimits(r, errs)
@@ -237,6 +237,10 @@ func (s *Server) renderSettings(w http.ResponseWriter, r *http.Request, status i
 	}
 	for _, m := range members {
 		sv.Members = append(sv.Members, views.MemberRow{UserID: m.UserID, Email: m.Email, Name: m.Name, Role: m.Role})
+	}
+	if sv.MCP, err = s.mcpSettingsView(r.Context(), sv.ProjectID); err != nil {
+		s.fail(w, r, err)
+		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)

@@ -47,11 +47,9 @@ func (s *Server) sessionWorkspace(ctx context.Context, p store.Project, sess sto
 	if err != nil {
 		return "", nil, fmt.Errorf("create the session's worktree: %w", err)
 	}
-	// The same CLAUDE.md and settings as the shared workspace.
+	// The same CLAUDE.md as the shared workspace; the settings reach the
+	// CLI as flags, wherever it works.
 	if err := writeClaudeMD(dir, p.Instructions); err != nil {
-		return "", nil, fmt.Errorf("worktree of session %s: %w", sess.ID, err)
-	}
-	if err := writeLocalSettings(dir, p.ProjectSettings); err != nil {
 		return "", nil, fmt.Errorf("worktree of session %s: %w", sess.ID, err)
 	}
 	if created {
@@ -174,4 +172,11 @@ func (s *Server) removeWorktrees(ctx context.Context, p store.Project) {
 			s.log.Warn("remove a session's worktree", "session_id", wt.SessionID, "branch", wt.Branch, "err", err)
 		}
 	}
+}
+
+func orText(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
 }

@@ -147,9 +147,8 @@ func TestProjectAndSyncCommands(t *testing.T) {
 		t.Errorf("sync-workspaces: %s", out)
 	}
 	md, _ := os.ReadFile(filepath.Join(ws, "CLAUDE.md"))
-	js, _ := os.ReadFile(filepath.Join(ws, ".claude", "settings.local.json"))
-	if !strings.Contains(string(md), "Be terse.") || !strings.Contains(string(js), `"defaultMode": "plan"`) {
-		t.Errorf("after sync: CLAUDE.md %q, settings %s", md, js)
+	if !strings.Contains(string(md), "Be terse.") {
+		t.Errorf("after sync: CLAUDE.md %q", md)
 	}
 }
 

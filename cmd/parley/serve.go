@@ -17,7 +17,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"parley/askuser"
+	"parley/gateway"
 	"parley/runner"
+	"parley/sandbox"
 	"parley/server"
 	"parley/store"
 )
@@ -39,6 +41,7 @@ type config struct {
 	LogLevel        string
 	MaxRuns         int           // live claude processes at once (PARLEY_MAX_RUNS)
 	Limits          server.Limits // per-user limits (limits.go)
+	isolationConfig
 }
 
 // parseConfig reads the environment, then the flags.
@@ -56,6 +59,18 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		AskUser:         getenv("PARLEY_ASK_USER") != "off" && getenv("PARLEY_ASK_USER") != "false",
 		LogLevel:        orDefault(getenv("PARLEY_LOG_LEVEL"), "info"),
 		SecureCookies:   getenv("PARLEY_SECURE_COOKIES") == "1" || getenv("PARLEY_SECURE_COOKIES") == "true",
+		isolationConfig: isolationConfig{Upstream: getenv("ANTHROPIC_BASE_URL"), APIKey: getenv("ANTHROPIC_API_KEY"),
+			AuthToken: getenv("ANTHROPIC_AUTH_TOKEN"), Isolation: orDefault(getenv("PARLEY_ISOLATION"), "auto"),
+			UIDRange: orDefault(getenv("PARLEY_UID_RANGE"), sandbox.DefaultRange)},
+	}
+	for name, dst := range map[string]*int{"PARLEY_PROJECT_RPM": &c.ProjectRPM, "PARLEY_USER_RPM": &c.UserRPM} {
+		if v := getenv(name); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 0 {
+				return c, fmt.Errorf("%s: want a number of requests a minute, 0 for no limit", name)
+			}
+			*dst = n
+		}
 	}
 	if v := getenv("PARLEY_ASK_TIMEOUT"); v != "" {
 		d, err := parseSeconds(v)
@@ -94,9 +109,20 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	fs.DurationVar(&c.AskTimeout, "ask-timeout", c.AskTimeout, "how long an ask_user question waits for an answer (env PARLEY_ASK_TIMEOUT, seconds)")
 	fs.BoolVar(&c.AskUser, "ask-user", c.AskUser, "offer Claude the ask_user tool (env PARLEY_ASK_USER=off disables)")
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", c.SecureCookies, "mark cookies Secure even on plain HTTP, for a TLS proxy in front (env PARLEY_SECURE_COOKIES=1)")
+	fs.IntVar(&c.ProjectRPM, "project-rpm", c.ProjectRPM, "model requests a minute per project, through the gateway (env PARLEY_PROJECT_RPM; 0 = no limit)")
+	fs.IntVar(&c.UserRPM, "user-rpm", c.UserRPM, "model requests a minute per user whose turn runs (env PARLEY_USER_RPM; 0 = no limit)")
+	fs.StringVar(&c.Isolation, "isolation", c.Isolation, "auto: per-project uids when running as root; off: runs share Parley's user (env PARLEY_ISOLATION)")
+	fs.StringVar(&c.UIDRange, "uid-range", c.UIDRange, "uids for projects' runs, FIRST-LAST; project N runs as FIRST+N (env PARLEY_UID_RANGE)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env PARLEY_LOG_LEVEL)")
+	limitFlags(fs, &c)
 	if err := fs.Parse(args); err != nil {
 		return c, err
+	}
+	if c.MaxRuns < 1 {
+		return c, errors.New("the cap on live claude processes (max-runs) must be at least 1")
+	}
+	if c.Isolation != "auto" && c.Isolation != "off" {
+		return c, fmt.Errorf("PARLEY_ISOLATION %q: want auto or off", c.Isolation)
 	}
 	if c.AskTimeout < time.Second {
 		return c, errors.New("the ask timeout must be at least one second")
@@ -165,16 +191,22 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	expiry := server.NewExpirer(st, log)
 	runCtx, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRuns()
-	sup := runner.NewSupervisor(runCtx, runner.Deps{
-		Config:  runner.Config{ClaudeBin: claude, SelfExe: self, Env: os.Environ()},
+	var sup *runner.Supervisor
+	rc, gw, err := runEnvironment(ctx, c, st, claude, self, gateway.NotifyFunc(func(id, text string) { sup.LimitReached(id, text) }), log)
+	if err != nil {
+		return err
+	}
+	sup = runner.NewSupervisor(runCtx, runner.Deps{
+		Config:  rc,
 		Journal: server.NewJournal(st), Publisher: server.NewPublisher(hub),
 		Broker: broker, Log: log, RuntimeDir: runtimeDir, RunEnded: expiry.Kick,
 		MaxRuns: c.MaxRuns, Queue: server.NewQueueObserver(hub),
 	})
 	srv, err := server.New(ctx, server.Config{DataDir: c.DataDir, ClaudeConfigDir: c.ClaudeConfigDir,
 		AskTimeout: c.AskTimeout, IdleTimeout: c.IdleTimeout, StallTimeout: c.StallTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies,
-		Limits: c.Limits, RelayURL: "http://" + relayLn.Addr().String() + "/ask"},
-		server.Deps{Store: st, Supervisor: sup, Hub: hub, Broker: broker, Log: log, Expirer: expiry})
+		Limits: c.Limits, RelayURL: "http://" + relayLn.Addr().String() + "/ask", ModelURL: "http://" + relayLn.Addr().String(),
+		RunsConfined: rc.Sandbox != nil},
+		server.Deps{Store: st, Supervisor: sup, Hub: hub, Broker: broker, Log: log, Expirer: expiry, Gateway: gw})
 	if err != nil {
 		return err
 	}
@@ -273,6 +305,11 @@ func orDefault(v, def string) string {
 }
 
 func defaultDataDir(getenv func(string) string) string {
+	if os.Geteuid() == 0 {
+		// Not under /root (mode 0700): each project's uid must be able to
+		// enter the data directory to reach its workspace.
+		return "/var/lib/parley"
+	}
 	if d := getenv("XDG_DATA_HOME"); d != "" {
 		return filepath.Join(d, "parley")
 	}

@@ -10,8 +10,8 @@ import (
 	"parley/store"
 )
 
-// syncWorkspaces regenerates every project's workspace files (CLAUDE.md,
-// .claude/settings.local.json) and directories, after an upgrade changed
+// syncWorkspaces regenerates every project's workspace files (CLAUDE.md)
+// and directories, after an upgrade changed
 // how they are written. A project whose files cannot be written is
 // reported and the others still synced.
 func syncWorkspaces(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {

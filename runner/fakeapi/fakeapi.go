@@ -42,6 +42,10 @@ type Step struct {
 	ToolName string
 	// ToolInput is marshalled to JSON as the tool_use input ({} if nil).
 	ToolInput any
+	// ToolInputFrom, if set, makes the tool_use input from the text of the
+	// request's last tool_result (an id an earlier tool returned, say), in
+	// place of ToolInput.
+	ToolInputFrom func(toolResult string) any
 	// Hold, if set, blocks the response after message_start and any text
 	// until it is closed or the request's context ends.
 	Hold <-chan struct{}
@@ -182,6 +186,7 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusBadRequest)
 		return
 	}
+	req.Header = r.Header.Clone()
 	if isSide(req) {
 		s.mu.Lock()
 		s.side = append(s.side, req)
@@ -222,6 +227,10 @@ func (s *Server) pick(req *Request) (Step, reply) {
 	if _, text, _, ok := req.LastToolResult(); ok {
 		rep.text = strings.ReplaceAll(rep.text, ToolResultPlaceholder, text)
 	}
+	if step.ToolInputFrom != nil {
+		_, text, _, _ := req.LastToolResult()
+		rep.toolInput = step.ToolInputFrom(text)
+	}
 	if step.ToolName != "" && step.Status == 0 {
 		rep.toolID = fmt.Sprintf("toolu_fake_%d_%s", req.Step, randomHex(8))
 		req.ToolUseID = rep.toolID
@@ -255,4 +264,12 @@ func (s *Server) logf(ctx context.Context, msg string, req Request) {
 	}
 	s.Log.DebugContext(ctx, msg, "session_id", req.SessionID, "step", req.Step,
 		"tools", len(req.Tools), "messages", len(req.Messages))
+}
+
+// SetStep replaces step i of the script, for a test that learns what a
+// step must say only after the server started (a path, a pid).
+func (s *Server) SetStep(i int, st Step) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.scenario[i] = st
 }

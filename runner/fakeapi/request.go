@@ -3,6 +3,7 @@ package fakeapi
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 )
 
@@ -10,6 +11,8 @@ import (
 type Request struct {
 	// Raw is the request body as sent.
 	Raw []byte
+	// Header is the request's HTTP header (x-api-key and the like).
+	Header http.Header
 	// Model is the requested model id.
 	Model string
 	// System is the system prompt, text blocks joined with newlines.

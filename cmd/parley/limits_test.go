@@ -1,0 +1,36 @@
+package main
+
+import (
+	"io"
+	"strings"
+	"testing"
+
+	"parley/limit"
+	"parley/server"
+)
+
+func TestLimitsConfig(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	c, err := parseConfig("serve", nil, env(nil), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MaxRuns != limit.DefaultMaxRuns() || c.Limits != server.DefaultLimits {
+		t.Errorf("defaults: max runs %d, limits %+v", c.MaxRuns, c.Limits)
+	}
+	c, err = parseConfig("serve", []string{"-prompts-per-minute", "7"}, env(map[string]string{
+		"PARLEY_MAX_RUNS": "3", "PARLEY_SESSIONS_PER_MINUTE": "0", "PARLEY_PROMPTS_PER_MINUTE": "5", "PARLEY_WS_PER_USER": "4",
+	}), io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := server.Limits{SessionsPerMinute: 0, PromptsPerMinute: 7, WSPerUser: 4, LoginsPerMinute: server.DefaultLimits.LoginsPerMinute}
+	if c.MaxRuns != 3 || c.Limits != want {
+		t.Errorf("from env and flags: max runs %d, limits %+v; want 3, %+v", c.MaxRuns, c.Limits, want)
+	}
+	for _, bad := range []map[string]string{{"PARLEY_MAX_RUNS": "0"}, {"PARLEY_MAX_RUNS": "many"}, {"PARLEY_WS_PER_USER": "-1"}} {
+		if _, err := parseConfig("serve", nil, env(bad), io.Discard); err == nil || !strings.Contains(err.Error(), "PARLEY_") {
+			t.Errorf("%v: err %v; want one naming the variable", bad, err)
+		}
+	}
+}

@@ -1,0 +1,226 @@
+// Package gateway is Parley's model gateway: every claude run talks to the
+// Messages API through it, with a token of its own, so the real API key never
+// enters a run. The gateway checks the run's token, applies the per-project
+// and per-user request limits, forwards the request to the configured
+// upstream with the real credentials, streams the response back unbuffered,
+// and counts each project's requests and tokens.
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// maxRequestBytes bounds a forwarded request body.
+const maxRequestBytes = 32 << 20
+
+// DefaultUpstream is the Anthropic API, used when no upstream is configured.
+const DefaultUpstream = "https://api.anthropic.com"
+
+// Config is how the gateway reaches the model and what it allows.
+type Config struct {
+	Upstream string // base URL of the Messages API; "" = DefaultUpstream
+	// APIKey is sent upstream as x-api-key; AuthToken as "Authorization:
+	// Bearer" (the operator's ANTHROPIC_AUTH_TOKEN). Either, both or none.
+	APIKey, AuthToken string
+	ProjectRPM        int // model requests per minute per project; 0 = unlimited
+	UserRPM           int // model requests per minute per user who started the turn; 0 = unlimited
+}
+
+// Usage is what one forwarded request cost.
+type Usage struct {
+	Requests, InputTokens, OutputTokens, Limited int64
+}
+
+// UsageSink stores a project's usage; the gateway calls it once per request.
+type UsageSink interface {
+	AddUsage(ctx context.Context, projectID int64, u Usage) error
+}
+
+// Notifier tells a session's page that its model request was refused.
+type Notifier interface {
+	LimitReached(sessionID, text string)
+}
+
+// grant is what a run's token allows: model traffic on behalf of its
+// project, and of the user whose turn is running.
+type grant struct {
+	projectID int64
+	sessionID string
+	user      func() string
+}
+
+// Gateway is an http.Handler for the model API routes of the loopback listener.
+type Gateway struct {
+	cfg    Config
+	sink   UsageSink
+	notify Notifier
+	log    *slog.Logger
+	proxy  *httputil.ReverseProxy
+	limits *limiter
+
+	mu     sync.Mutex
+	grants map[string]grant
+}
+
+// New returns a Gateway; sink and notify may be nil.
+func New(cfg Config, sink UsageSink, notify Notifier, log *slog.Logger) (*Gateway, error) {
+	up, err := url.Parse(orDefault(cfg.Upstream, DefaultUpstream))
+	if err != nil || (up.Scheme != "http" && up.Scheme != "https") || up.Host == "" {
+		return nil, fmt.Errorf("model upstream %q is not an http(s) URL", cfg.Upstream)
+	}
+	g := &Gateway{cfg: cfg, sink: sink, notify: notify, log: log, grants: map[string]grant{},
+		limits: newLimiter(time.Minute, time.Now)}
+	g.proxy = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(up)
+			pr.Out.Host = up.Host
+			g.setCredentials(pr.Out.Header)
+		},
+		// -1: flush after every write, so each SSE event reaches the CLI
+		// as soon as the upstream sends it.
+		FlushInterval:  -1,
+		ModifyResponse: g.countUsage,
+		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
+			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
+				writeError(w, http.StatusRequestEntityTooLarge, "request_too_large", "The request is larger than 32 MB.", false)
+				return
+			}
+			g.log.Warn("model upstream failed", "err", err, "path", r.URL.Path)
+			writeError(w, http.StatusBadGateway, "api_error", "Parley's model gateway could not reach the model API.", true)
+		},
+	}
+	return g, nil
+}
+
+// Admit issues a token for one run's model traffic, valid until revoke is
+// called. user names the member whose turn is running, for the per-user limit.
+func (g *Gateway) Admit(projectID int64, sessionID string, user func() string) (token string, revoke func()) {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // never fails (crypto/rand crashes the program instead)
+	token = "parley-run-" + base64.RawURLEncoding.EncodeToString(b)
+	g.mu.Lock()
+	g.grants[token] = grant{projectID: projectID, sessionID: sessionID, user: user}
+	g.mu.Unlock()
+	return token, func() {
+		g.mu.Lock()
+		delete(g.grants, token)
+		g.mu.Unlock()
+	}
+}
+
+// ServeHTTP checks the run's token and limits and forwards the request.
+func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	g.mu.Lock()
+	gr, ok := g.grants[runToken(r.Header)]
+	g.mu.Unlock()
+	if !ok {
+		writeError(w, http.StatusUnauthorized, "authentication_error", "unknown or ended run token", false)
+		return
+	}
+	if msg := g.admitRequest(gr); msg != "" {
+		if g.sink != nil {
+			g.record(gr.projectID, Usage{Limited: 1})
+		}
+		if g.notify != nil {
+			g.notify.LimitReached(gr.sessionID, msg)
+		}
+		// x-should-retry: false — the Anthropic SDKs honour it and give up
+		// at once instead of retrying a limit that will not lift in seconds.
+		w.Header().Set("x-should-retry", "false")
+		writeError(w, http.StatusTooManyRequests, "rate_limit_error", msg, false)
+		return
+	}
+	// The Messages API takes up to 32 MB a request; nothing larger is forwarded.
+	r.Body = http.MaxBytesReader(w, r.Body, maxRequestBytes)
+	r = r.WithContext(context.WithValue(r.Context(), grantKey{}, gr))
+	g.proxy.ServeHTTP(w, r)
+}
+
+// admitRequest counts the request against the project's and the user's
+// limits; it returns why it is refused, or "".
+func (g *Gateway) admitRequest(gr grant) string {
+	user := ""
+	if gr.user != nil {
+		user = gr.user()
+	}
+	keys := []limitKey{}
+	if g.cfg.ProjectRPM > 0 {
+		keys = append(keys, limitKey{key: fmt.Sprint("project:", gr.projectID), max: g.cfg.ProjectRPM,
+			msg: fmt.Sprintf("This project has reached its limit of %d model requests a minute. Wait a minute and send your message again.", g.cfg.ProjectRPM)})
+	}
+	if g.cfg.UserRPM > 0 && user != "" {
+		keys = append(keys, limitKey{key: "user:" + user, max: g.cfg.UserRPM,
+			msg: fmt.Sprintf("%s has reached the limit of %d model requests a minute. Wait a minute and send the message again.", user, g.cfg.UserRPM)})
+	}
+	return g.limits.take(keys)
+}
+
+// setCredentials replaces whatever credentials the run sent with the real ones.
+func (g *Gateway) setCredentials(h http.Header) {
+	h.Del("X-Api-Key")
+	h.Del("Authorization")
+	if g.cfg.APIKey != "" {
+		h.Set("X-Api-Key", g.cfg.APIKey)
+	}
+	if g.cfg.AuthToken != "" {
+		h.Set("Authorization", "Bearer "+g.cfg.AuthToken)
+	}
+}
+
+// runToken is the token the CLI sends: ANTHROPIC_API_KEY as x-api-key, or
+// ANTHROPIC_AUTH_TOKEN as a bearer token.
+func runToken(h http.Header) string {
+	if k := h.Get("X-Api-Key"); k != "" {
+		return k
+	}
+	scheme, token, ok := strings.Cut(h.Get("Authorization"), " ")
+	if ok && strings.EqualFold(scheme, "Bearer") {
+		return strings.TrimSpace(token)
+	}
+	return ""
+}
+
+type grantKey struct{}
+
+// record hands one request's usage to the sink, bounded in time.
+func (g *Gateway) record(projectID int64, u Usage) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := g.sink.AddUsage(ctx, projectID, u); err != nil {
+		g.log.Warn("record model usage", "project_id", projectID, "err", err)
+	}
+}
+
+// writeError answers in the Messages API's error format, which the CLI shows.
+func writeError(w http.ResponseWriter, status int, typ, msg string, retry bool) {
+	w.Header().Set("Content-Type", "application/json")
+	if !retry {
+		w.Header().Set("x-should-retry", "false")
+	}
+	w.WriteHeader(status)
+	fmt.Fprintf(w, `{"type":"error","error":{"type":%q,"message":%q}}`, typ, msg)
+}
+
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// NotifyFunc is a Notifier made of a function.
+type NotifyFunc func(sessionID, text string)
+
+// LimitReached calls f.
+func (f NotifyFunc) LimitReached(sessionID, text string) { f(sessionID, text) }

@@ -1,0 +1,223 @@
+package gateway
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+type sink struct {
+	mu sync.Mutex
+	u  map[int64]Usage
+	ch chan struct{}
+}
+
+func (s *sink) AddUsage(_ context.Context, id int64, u Usage) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.u[id]
+	t.Requests += u.Requests
+	t.InputTokens += u.InputTokens
+	t.OutputTokens += u.OutputTokens
+	t.Limited += u.Limited
+	s.u[id] = t
+	select {
+	case s.ch <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+func (s *sink) get(id int64) Usage {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.u[id]
+}
+
+// upstream is a Messages API stand-in: it records the credentials it got
+// and streams two events, the second only once release is closed.
+func upstream(t *testing.T, release chan struct{}) (*httptest.Server, *http.Header) {
+	var got http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		if _, err := io.Copy(io.Discard, r.Body); err != nil {
+			return
+		}
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":12,\"cache_read_input_tokens\":3,\"output_tokens\":1}}}\n\n")
+		w.(http.Flusher).Flush()
+		<-release
+		io.WriteString(w, "event: message_delta\ndata: {\"type\":\"message_delta\",\"usage\":{\"output_tokens\":7}}\n\nevent: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &got
+}
+
+func TestGatewayForwardsWithTheRealKeyAndStreams(t *testing.T) {
+	release := make(chan struct{})
+	up, got := upstream(t, release)
+	s := &sink{u: map[int64]Usage{}, ch: make(chan struct{}, 1)}
+	g, err := New(Config{Upstream: up.URL, APIKey: "real-key"}, s, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := httptest.NewServer(g)
+	defer front.Close()
+	token, revoke := g.Admit(4, "sess", nil)
+
+	req, _ := http.NewRequest("POST", front.URL+"/v1/messages", strings.NewReader(`{}`))
+	req.Header.Set("X-Api-Key", token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first event arrives while the upstream still holds the second:
+	// the gateway does not buffer the stream.
+	br := bufio.NewReader(resp.Body)
+	line, err := br.ReadString('\n')
+	if err != nil || line != "event: message_start\n" {
+		t.Fatalf("first line = %q, %v", line, err)
+	}
+	close(release)
+	rest, _ := io.ReadAll(br)
+	resp.Body.Close()
+	if !strings.Contains(string(rest), "message_stop") {
+		t.Errorf("the stream's end did not arrive: %q", rest)
+	}
+	if k := got.Get("X-Api-Key"); k != "real-key" {
+		t.Errorf("upstream x-api-key = %q, want the real key", k)
+	}
+	if a := got.Get("Authorization"); a != "" {
+		t.Errorf("upstream Authorization = %q, want none", a)
+	}
+	select {
+	case <-s.ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("usage was not recorded")
+	}
+	if u := s.get(4); u != (Usage{Requests: 1, InputTokens: 15, OutputTokens: 7}) {
+		t.Errorf("usage = %+v", u)
+	}
+
+	// Once the run has ended its token is worthless.
+	revoke()
+	req, _ = http.NewRequest("POST", front.URL+"/v1/messages", strings.NewReader(`{}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("revoked token: status %d, want 401", resp.StatusCode)
+	}
+}
+
+func TestGatewayAuthToken(t *testing.T) {
+	release := make(chan struct{})
+	close(release)
+	up, got := upstream(t, release)
+	g, _ := New(Config{Upstream: up.URL, AuthToken: "oauth-token"}, nil, nil, slog.New(slog.DiscardHandler))
+	front := httptest.NewServer(g)
+	defer front.Close()
+	token, _ := g.Admit(1, "s", nil)
+	req, _ := http.NewRequest("POST", front.URL+"/v1/messages", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	if a, k := got.Get("Authorization"), got.Get("X-Api-Key"); a != "Bearer oauth-token" || k != "" {
+		t.Errorf("upstream got Authorization %q, x-api-key %q; want the operator's token only", a, k)
+	}
+}
+
+func TestGatewayLimits(t *testing.T) {
+	release := make(chan struct{})
+	close(release)
+	up, _ := upstream(t, release)
+	s := &sink{u: map[int64]Usage{}, ch: make(chan struct{}, 16)}
+	var notices []string
+	var mu sync.Mutex
+	g, _ := New(Config{Upstream: up.URL, ProjectRPM: 3, UserRPM: 2}, s, NotifyFunc(func(id, text string) {
+		mu.Lock()
+		notices = append(notices, id+": "+text)
+		mu.Unlock()
+	}), slog.New(slog.DiscardHandler))
+	now := time.Unix(1000, 0)
+	g.limits.now = func() time.Time { return now }
+	front := httptest.NewServer(g)
+	defer front.Close()
+	user := "ann"
+	a, _ := g.Admit(1, "sa", func() string { return user })
+	b, _ := g.Admit(1, "sb", func() string { return "bob" })
+	other, _ := g.Admit(2, "sc", func() string { return "bob" })
+	call := func(token string) int {
+		req, _ := http.NewRequest("POST", front.URL+"/v1/messages", nil)
+		req.Header.Set("X-Api-Key", token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == 429 && resp.Header.Get("x-should-retry") != "false" {
+			t.Error("a refused request lacks x-should-retry: false")
+		}
+		return resp.StatusCode
+	}
+	steps := []struct {
+		token string
+		want  int
+	}{
+		{a, 200}, {a, 200},
+		{a, 429},     // ann's 2 a minute
+		{b, 200},     // project 1's third
+		{b, 429},     // project 1's 3 a minute
+		{other, 200}, // project 2 is not project 1
+	}
+	for i, st := range steps {
+		if got := call(st.token); got != st.want {
+			t.Errorf("request %d: status %d, want %d", i, got, st.want)
+		}
+	}
+	now = now.Add(time.Minute)
+	if got := call(a); got != 200 {
+		t.Errorf("a minute later: status %d, want 200", got)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(notices) != 2 || !strings.HasPrefix(notices[0], "sa: ann has reached the limit of 2") ||
+		!strings.HasPrefix(notices[1], "sb: This project has reached its limit of 3") {
+		t.Errorf("notices = %q", notices)
+	}
+}
+
+func TestGatewayRefusesOversizedRequests(t *testing.T) {
+	release := make(chan struct{})
+	close(release)
+	up, _ := upstream(t, release)
+	g, _ := New(Config{Upstream: up.URL}, nil, nil, slog.New(slog.DiscardHandler))
+	front := httptest.NewServer(g)
+	defer front.Close()
+	token, _ := g.Admit(1, "s", nil)
+	req, _ := http.NewRequest("POST", front.URL+"/v1/messages", strings.NewReader(strings.Repeat("x", maxRequestBytes+1)))
+	req.Header.Set("X-Api-Key", token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusRequestEntityTooLarge {
+		t.Errorf("status %d, want 413", resp.StatusCode)
+	}
+}
