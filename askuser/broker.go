@@ -38,7 +38,10 @@ type Broker struct {
 	resolved map[string]struct{}
 }
 
-type registration struct{ asker Asker }
+type registration struct {
+	asker Asker
+	cfg   Config // the run's timeout bounds, for HTTPHandler
+}
 
 type pendingAsk struct {
 	ch    chan Answer
@@ -58,7 +61,14 @@ func NewBroker() *Broker {
 // safe to call more than once. Register a fresh [NewToken] per run and
 // unregister it when the run ends, so a stale child cannot ask any more.
 func (b *Broker) Register(token string, a Asker) (unregister func()) {
-	reg := &registration{asker: a}
+	return b.RegisterWithConfig(token, a, Config{})
+}
+
+// RegisterWithConfig is Register for a run whose ask_user is served by
+// [HTTPHandler]: c carries the run's timeout bounds, which a
+// `parley mcp-askuser` child would read from its config file.
+func (b *Broker) RegisterWithConfig(token string, a Asker, c Config) (unregister func()) {
+	reg := &registration{asker: a, cfg: c}
 	b.mu.Lock()
 	b.askers[token] = reg
 	b.mu.Unlock()
@@ -74,6 +84,15 @@ func (b *Broker) Register(token string, a Asker) (unregister func()) {
 
 // asker returns the Asker registered for token.
 func (b *Broker) asker(token string) (Asker, bool) {
+	reg, ok := b.registration(token)
+	if !ok {
+		return nil, false
+	}
+	return reg.asker, true
+}
+
+// registration returns what was registered for token.
+func (b *Broker) registration(token string) (*registration, bool) {
 	if token == "" {
 		return nil, false
 	}
@@ -82,10 +101,7 @@ func (b *Broker) asker(token string) (Asker, bool) {
 	// A map lookup does not leak the token through timing in a useful way:
 	// the hash compares whole keys, and the tokens are 256-bit random.
 	reg, ok := b.askers[token]
-	if !ok {
-		return nil, false
-	}
-	return reg.asker, true
+	return reg, ok
 }
 
 // Open starts waiting for the answer to ask id and returns the channel (with

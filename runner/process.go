@@ -23,7 +23,10 @@ type Spec struct {
 	Workspace       string // working directory
 	ConfigDir       string // CLAUDE_CONFIG_DIR for the CLI
 	AskConfigPath   string // ASK_USER_CONFIG file; "" = no ask_user MCP server
-	ExtraArgs       []string
+	// MCPConfigPath is a --mcp-config file that serves ask_user over HTTP
+	// (askhttp.go); when set, AskConfigPath is not used.
+	MCPConfigPath string
+	ExtraArgs     []string
 	// Home is the run's HOME (and TMPDIR under it); "" = none set.
 	Home string
 	// WritableDirs are directories besides Workspace, ConfigDir and Home
@@ -87,7 +90,9 @@ func (c Config) args(s Spec) ([]string, error) {
 	} else {
 		args = append(args, "--session-id", s.ClaudeSessionID)
 	}
-	if s.AskConfigPath != "" {
+	if s.MCPConfigPath != "" {
+		args = append(args, "--mcp-config", s.MCPConfigPath, "--allowedTools", "mcp__parley__ask_user,mcp__parley__ask_user_questions")
+	} else if s.AskConfigPath != "" {
 		mcp, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
 			"parley": map[string]any{
 				"type": "stdio", "command": c.SelfExe, "args": []string{"mcp-askuser"},

@@ -165,9 +165,13 @@ func (s *Supervisor) enqueue(sessionID string, start Starter, f func(context.Con
 	if !isNew {
 		return nil
 	}
-	s.log.Info("waiting for a free claude slot", "session_id", sessionID, "queued", s.slots.queued(), "max_runs", s.slots.max)
-	s.announce(nil)
-	s.reapIdle()
+	select {
+	case <-w.granted: // a slot came free meanwhile: no need to wait or reap
+	default:
+		s.log.Info("waiting for a free claude slot", "session_id", sessionID, "queued", s.slots.queued(), "max_runs", s.slots.max)
+		s.announce(nil)
+		s.reapIdle()
+	}
 	s.wg.Add(1)
 	go s.serveWaiter(w)
 	return nil

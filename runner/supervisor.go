@@ -64,8 +64,11 @@ func NewSupervisor(ctx context.Context, d Deps) *Supervisor {
 // Options are the per-session settings of a new run.
 type Options struct {
 	Spec
-	RelayURL   string        // loopback URL of the ask relay; "" = no ask_user tool
-	AskTimeout time.Duration // how long an ask_user question waits
+	RelayURL string // loopback URL of the ask relay; "" = no ask_user tool
+	// AskOverHTTP serves ask_user at the relay's streamable HTTP endpoint
+	// instead of a `parley mcp-askuser` child per run.
+	AskOverHTTP bool
+	AskTimeout  time.Duration // how long an ask_user question waits
 	// AskMaxTimeout is the longest wait the model may choose for one
 	// ask_user call ("timeout"); 0 = AskTimeout.
 	AskMaxTimeout time.Duration
@@ -287,14 +290,22 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 	var unregister func()
 	if o.RelayURL != "" {
 		token := askuser.NewToken()
-		path, err := askuser.WriteConfig(s.runtimeDir, askuser.Config{URL: o.RelayURL, Token: token,
-			TimeoutSeconds: int(o.AskTimeout / time.Second), MaxTimeoutSeconds: int(o.AskMaxTimeout / time.Second)})
+		var path string
+		var err error
+		if o.AskOverHTTP {
+			path, err = askHTTPConfig(s.runtimeDir, AskHTTPURL(o.RelayURL), token)
+			r.spec.MCPConfigPath = path
+		} else {
+			path, err = askuser.WriteConfig(s.runtimeDir, askuser.Config{URL: o.RelayURL, Token: token,
+				TimeoutSeconds: int(o.AskTimeout / time.Second), MaxTimeoutSeconds: int(o.AskMaxTimeout / time.Second)})
+			r.spec.AskConfigPath = path
+		}
 		if err != nil {
 			cancel()
 			return nil, fmt.Errorf("write ask_user config: %w", err)
 		}
-		r.spec.AskConfigPath = path
-		unregister = s.broker.Register(token, r)
+		unregister = s.broker.RegisterWithConfig(token, r, askuser.Config{
+			TimeoutSeconds: int(o.AskTimeout / time.Second), MaxTimeoutSeconds: int(o.AskMaxTimeout / time.Second)})
 	}
 	revokeModel := s.admitModel(r, o)
 	cleanup := func() {
@@ -302,8 +313,11 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 		if unregister != nil {
 			unregister()
 		}
-		if r.spec.AskConfigPath != "" {
-			if err := os.Remove(r.spec.AskConfigPath); err != nil && !errors.Is(err, os.ErrNotExist) {
+		for _, path := range []string{r.spec.AskConfigPath, r.spec.MCPConfigPath} {
+			if path == "" {
+				continue
+			}
+			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 				r.log.Warn("remove ask_user config", "err", err)
 			}
 		}

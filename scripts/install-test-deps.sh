@@ -6,6 +6,9 @@
 #   - templ, at the version go.mod requires
 #   - PostgreSQL server binaries (Debian 12's `postgresql` is 15)
 #   - docker-compose, to validate docker-compose.yml without a Docker daemon
+#   - the MCP conformance suite (@modelcontextprotocol/conformance, pinned),
+#     with Node 22 from npm when the system's node is older (it needs 22)
+#   - bubblewrap, which confines runs when Parley is not root (the attack suite tests it)
 # It is idempotent: each part is skipped when already in place. It writes the
 # variables the tests read to "$PARLEY_CACHE/env" (source it) and prints them.
 #
@@ -13,6 +16,7 @@
 set -euo pipefail
 
 CLAUDE_VERSION=2.1.328
+CONFORMANCE_VERSION=0.1.16
 PARLEY_CACHE=${PARLEY_CACHE:-$HOME/.cache/parley}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -102,6 +106,34 @@ install_postgres() {
 	[ -x "$PG_BINDIR/postgres" ] || die "postgres binary not found after installing postgresql"
 }
 
+# install_conformance puts the MCP conformance suite under
+# $PARLEY_CACHE/conformance and sets CONFORMANCE_CMD, the command that runs
+# it. The suite needs Node 22 (fs.globSync); an older system node gets the
+# npm package node@22 beside it.
+install_conformance() {
+	local prefix=$PARLEY_CACHE/conformance
+	local js=$prefix/node_modules/@modelcontextprotocol/conformance/dist/index.js
+	if [ ! -f "$js" ] || [ "$(node -p "require('$prefix/node_modules/@modelcontextprotocol/conformance/package.json').version" 2>/dev/null)" != "$CONFORMANCE_VERSION" ]; then
+		log "installing @modelcontextprotocol/conformance $CONFORMANCE_VERSION"
+		mkdir -p "$prefix"
+		npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error \
+			"@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" >&2
+	else
+		log "conformance suite $CONFORMANCE_VERSION already installed"
+	fi
+	local nodebin
+	nodebin=$(command -v node)
+	if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 22 ]; then
+		nodebin=$PARLEY_CACHE/node22/node_modules/.bin/node
+		if [ ! -x "$nodebin" ]; then
+			log "installing node 22 for the conformance suite"
+			mkdir -p "$PARLEY_CACHE/node22"
+			npm install --prefix "$PARLEY_CACHE/node22" --no-audit --no-fund --loglevel=error node@22 >&2
+		fi
+	fi
+	CONFORMANCE_CMD="$nodebin $js"
+}
+
 # write_env writes the variables the tests read to $PARLEY_CACHE/env and prints them.
 write_env() {
 	local env=$PARLEY_CACHE/env tmp
@@ -112,6 +144,7 @@ write_env() {
 		printf 'export PARLEY_CHROMIUM_BIN=%q\n' "$CHROMIUM_BIN"
 		printf 'export PARLEY_TEMPL_BIN=%q\n' "$TEMPL_BIN"
 		printf 'export PARLEY_PG_BINDIR=%q\n' "$PG_BINDIR"
+		printf 'export PARLEY_CONFORMANCE=%q\n' "$CONFORMANCE_CMD"
 		printf 'export PATH=%q:"$PATH"\n' "$(dirname "$TEMPL_BIN")"
 	} >"$tmp"
 	mv "$tmp" "$env"
@@ -130,6 +163,16 @@ install_compose() {
 	apt_install docker-compose
 }
 
+# install_bwrap installs bubblewrap when bwrap is missing.
+install_bwrap() {
+	if command -v bwrap >/dev/null; then
+		log "bubblewrap already installed"
+		return
+	fi
+	log "installing bubblewrap"
+	apt_install bubblewrap
+}
+
 main() {
 	command -v go >/dev/null || die "go not found"
 	command -v node >/dev/null || die "node not found"
@@ -139,6 +182,8 @@ main() {
 	install_templ
 	install_postgres
 	install_compose
+	install_conformance
+	install_bwrap
 	write_env
 }
 

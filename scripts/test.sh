@@ -28,8 +28,11 @@ POSTGRES_PASSWORD=compose-check docker-compose -f docker-compose.yml config -q
 echo "== go vet"
 go vet ./...
 
+# go test includes the MCP conformance suite (server mode, over HTTP, against
+# /mcp): server.TestMCPConformance runs $PARLEY_CONFORMANCE, which
+# install-test-deps.sh installs.
 echo "== go test"
 export PARLEY_REQUIRE_ALL=1
 export PARLEY_ARTEFACTS="${PARLEY_ARTEFACTS:-$PWD/testdata-out}"
 mkdir -p "$PARLEY_ARTEFACTS"
-go test -count=1 -timeout 20m "$@" ./...
+go test -count=1 -timeout 45m "$@" ./...

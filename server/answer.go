@@ -10,6 +10,7 @@ import (
 
 	"parley/askuser"
 	"parley/runner"
+	"parley/store"
 )
 
 // answerForm is what an ask card sends (htmx ws-send posts the form's
@@ -102,9 +103,15 @@ func (s *Server) answerAsk(ctx context.Context, r *http.Request, sessionID strin
 		return err
 	}
 	resp.By = v.Name
-	err = s.runs.Answer(ctx, sess.ID, s.starter(sess), f.InputID, resp)
+	return s.deliverAnswer(ctx, sess, f.InputID, resp)
+}
+
+// deliverAnswer resolves the ask inputID of sess with resp, once: what the
+// page and the MCP tool respond both do after authorizing.
+func (s *Server) deliverAnswer(ctx context.Context, sess store.Session, inputID string, resp runner.Response) error {
+	err := s.runs.Answer(ctx, sess.ID, s.starter(sess), inputID, resp)
 	if errors.Is(err, runner.ErrRunEnded) || errors.Is(err, runner.ErrNotPending) || errors.Is(err, runner.ErrNotFound) {
-		return s.whyClosed(ctx, sess.ID, f.InputID)
+		return s.whyClosed(ctx, sess.ID, inputID)
 	}
 	return err
 }

@@ -102,7 +102,8 @@ func tokenHash(token string) []byte {
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
-		if strings.HasPrefix(p, "/static/") || p == "/healthz" || p == "/readyz" || p == "/metrics" {
+		// /mcp authenticates each request by its API token (mcpapi), never by cookie.
+		if strings.HasPrefix(p, "/static/") || p == "/healthz" || p == "/mcp" || p == "/readyz" || p == "/metrics" {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -147,20 +148,27 @@ func (s *Server) authorizeSession(ctx context.Context, r *http.Request, id strin
 	if !v.signedIn() {
 		return store.Session{}, v, errSignedOut
 	}
+	sess, err := s.authorizeSessionFor(ctx, v, id, act)
+	return sess, v, err
+}
+
+// authorizeSessionFor is authorizeSession for a viewer already known (an
+// API token's user): the same checks, the same errors.
+func (s *Server) authorizeSessionFor(ctx context.Context, v viewer, id string, act action) (store.Session, error) {
 	if !validUUID(id) {
-		return store.Session{}, v, errNotFound
+		return store.Session{}, errNotFound
 	}
 	sess, err := s.st.GetSession(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Session{}, v, errNotFound
+		return store.Session{}, errNotFound
 	}
 	if err != nil {
-		return store.Session{}, v, err
+		return store.Session{}, err
 	}
 	if _, err := s.checkAccess(ctx, v, sess.ProjectID, act); err != nil {
-		return store.Session{}, v, err
+		return store.Session{}, err
 	}
-	return sess, v, nil
+	return sess, nil
 }
 
 // checkAccess checks that v may do act in the project and returns v's role

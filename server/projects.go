@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -121,21 +122,32 @@ func (s *Server) handleSessionCreate() http.Handler {
 			s.fail(w, r, err)
 			return
 		}
-		if err := s.allowSession(v.ID); err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		sess, err := s.st.CreateSessionBy(r.Context(), p.ID, title(text), v.Name, v.ID)
+		sess, err := s.beginSession(r.Context(), p, v, text, nil)
 		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		if err := s.runs.Prompt(r.Context(), sess.ID, s.starter(sess), text, v.Name); err != nil {
 			s.fail(w, r, err)
 			return
 		}
 		http.Redirect(w, r, "/sessions/"+sess.ID, http.StatusSeeOther)
 	})
+}
+
+// beginSession creates a session of p by v and sends its first prompt:
+// what the page's form and the MCP tool create_session both do after
+// authorizing. opts, if not nil, are the session's own Claude options.
+func (s *Server) beginSession(ctx context.Context, p store.Project, v viewer, text string, opts *store.SessionOptions) (store.Session, error) {
+	if err := s.allowSession(v.ID); err != nil {
+		return store.Session{}, err
+	}
+	sess, err := s.st.CreateSessionBy(ctx, p.ID, title(text), v.Name, v.ID)
+	if err != nil {
+		return sess, err
+	}
+	if opts != nil {
+		if err := s.st.SetSessionOptions(ctx, sess.ID, *opts); err != nil {
+			return sess, err
+		}
+	}
+	return sess, s.runs.Prompt(ctx, sess.ID, s.starter(sess), text, v.Name)
 }
 
 func (s *Server) handleProjectRename() http.Handler {

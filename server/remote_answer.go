@@ -42,6 +42,9 @@ func (s *Server) remoteAnswer(ctx context.Context, req store.AnswerRequest) stor
 		}
 		return fail(userMessage(err))
 	}
+	if err := checkNoNUL(req.Response); err != nil {
+		return fail(userMessage(err))
+	}
 	var resp runner.Response
 	if err := json.Unmarshal(req.Response, &resp); err != nil {
 		return fail("Parley could not read that answer.")

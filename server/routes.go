@@ -41,6 +41,11 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /sessions/{id}/export.json", s.handleExportJSON())
 	mux.Handle("GET /inbox", s.handleInbox())
 	mux.Handle("GET /inbox/ws", s.handleInboxWS())
+	mux.Handle("GET /tokens", s.handleTokens())
+	mux.Handle("POST /tokens", s.handleTokenCreate())
+	mux.Handle("POST /tokens/{id}/revoke", s.handleTokenRevoke())
+	mux.Handle("POST /projects/{id}/settings/mcp", s.handleMCPSettingsSave())
+	mux.Handle("/mcp", s.mcp)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static.FS)))
 	mux.Handle("GET /healthz", s.handleHealth())
 	mux.Handle("GET /readyz", s.handleReady())
@@ -55,6 +60,7 @@ func (s *Server) Handler() http.Handler {
 func (s *Server) RelayHandler() http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("POST /ask", askuser.RelayHandler(s.broker))
+	mux.Handle("/mcp-ask", askuser.HTTPHandler(s.broker))
 	if s.gw != nil {
 		mux.Handle("/", s.gw) // the model gateway: each run's ANTHROPIC_BASE_URL
 	}

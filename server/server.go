@@ -58,6 +58,7 @@ type Server struct {
 	gw          http.Handler
 	expiry      *Expirer // nil when asks never expire (tests)
 	log         *slog.Logger
+	mcp         http.Handler // the MCP endpoint, /mcp
 	// decoyHash is a bcrypt hash compared against when a login names no
 	// account, made on first use (it takes a quarter of a second).
 	decoyHash func() string
@@ -90,9 +91,11 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 	if runs == nil {
 		runs = d.Supervisor
 	}
-	return &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, runs: runs, hub: d.Hub, metrics: d.Metrics,
+	s := &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, runs: runs, hub: d.Hub, metrics: d.Metrics,
 		replaySlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), broker: d.Broker, expiry: d.Expirer, gw: d.Gateway, log: d.Log, decoyHash: decoy,
-		lim: newLimiters(cfg.Limits)}, nil
+		lim: newLimiters(cfg.Limits)}
+	s.mcp = s.MCPHandler(ctx)
+	return s, nil
 }
 
 // NewPublisher returns the runner.Publisher that renders each event once and
@@ -163,8 +166,11 @@ func (s *Server) runOptions(ctx context.Context, sess store.Session) (runner.Opt
 		return runner.Options{}, err
 	}
 	ask := s.cfg.AskUserEnabled && p.AskUserEnabled
+	settings, err := s.sessionSettings(ctx, sess, p.ProjectSettings)
+	if err != nil {
+		return runner.Options{}, err
+	}
 	md, notice := workspaceInstructions(workspace)
-	settings := p.ProjectSettings
 	settings.AppendSystemPrompt = joinPrompt(settings.AppendSystemPrompt, md)
 	o := runner.Options{
 		Spec: runner.Spec{SessionID: sess.ID, ProjectID: sess.ProjectID, ClaudeSessionID: sess.ClaudeSessionID, Resume: sess.ClaudeStarted,
@@ -192,6 +198,9 @@ func (s *Server) runOptions(ctx context.Context, sess store.Session) (runner.Opt
 	}
 	if ask {
 		o.RelayURL = s.cfg.RelayURL
+		if o.AskOverHTTP, err = s.askOverHTTP(ctx, p.ID); err != nil {
+			return runner.Options{}, err
+		}
 	}
 	return o, nil
 }

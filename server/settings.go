@@ -229,6 +229,16 @@ func (s *Server) renderSettings(w http.ResponseWriter, r *http.Request, status i
 	for _, m := range members {
 		sv.Members = append(sv.Members, views.MemberRow{UserID: m.UserID, Email: m.Email, Name: m.Name, Role: m.Role})
 	}
+	if sv.MCP, err = s.mcpSettingsView(r.Context(), sv.ProjectID); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	u, err := s.st.ProjectUsage(r.Context(), sv.ProjectID, 30)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	sv.Usage = views.Usage{Requests: u.Requests, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, Limited: u.Limited}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	_ = views.SettingsPage(sv).Render(r.Context(), w)

@@ -105,14 +105,19 @@ func (c *wsConn) handle(ctx context.Context, m wsMessage) error {
 		if err != nil {
 			return err
 		}
-		if err := c.s.runs.Interrupt(ctx, sess.ID, v.Name); errors.Is(err, runner.ErrRunEnded) {
-			return badRequest("Claude is not running in this session.")
-		} else if err != nil {
-			return err
-		}
-		return nil
+		return c.s.stopTurn(ctx, sess, v.Name)
 	}
 	return badRequest("Unknown action " + quote(m.Action) + ".")
+}
+
+// stopTurn is Stop, from the page or the MCP tool interrupt.
+func (s *Server) stopTurn(ctx context.Context, sess store.Session, by string) error {
+	if err := s.runs.Interrupt(ctx, sess.ID, by); errors.Is(err, runner.ErrRunEnded) {
+		return badRequest("Claude is not running in this session.")
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 func (c *wsConn) prompt(ctx context.Context, m wsMessage) error {

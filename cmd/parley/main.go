@@ -7,6 +7,8 @@
 //	parley user          add, list, re-password and remove accounts
 //	parley project       add and list projects
 //	parley sync-workspaces  regenerate every project's workspace files
+//	parley token         add, list and revoke API tokens
+//	parley mcp           Parley's MCP tools over stdio, relayed to a server
 //	parley asks          list and answer open asks from a terminal
 package main
 
@@ -44,7 +46,10 @@ Usage:
                               list accounts, set a password, delete an account
   parley project add NAME --owner EMAIL
                               create a project owned by EMAIL; "project list" lists them
-  parley sync-workspaces      regenerate every project's generated CLAUDE.md
+  parley sync-workspaces      regenerate every project's CLAUDE.md and .claude/settings.local.json
+  parley token add EMAIL [--name NAME] | list | revoke ID
+                              API tokens for the MCP endpoint
+  parley mcp                  Parley's MCP tools over stdio (PARLEY_URL, PARLEY_TOKEN)
   parley asks [--user EMAIL]  list the open asks you can answer; "asks answer ID ..." answers one
 
 Run "parley <command> -h" for a command's flags and environment variables.
@@ -69,6 +74,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return userCmd(ctx, args[1:], getenv, stdin, stdout, stderr)
 	case "project":
 		return projectCmd(ctx, args[1:], getenv, stdout, stderr)
+	case "token":
+		return tokenCmd(ctx, args[1:], getenv, stdout, stderr)
+	case "mcp":
+		return mcpCmd(ctx, args[1:], getenv, stdin, stdout, stderr)
 	case "asks":
 		return asksCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "sync-workspaces":

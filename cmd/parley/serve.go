@@ -115,7 +115,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", c.SecureCookies, "mark cookies Secure even on plain HTTP, for a TLS proxy in front (env PARLEY_SECURE_COOKIES=1)")
 	fs.IntVar(&c.ProjectRPM, "project-rpm", c.ProjectRPM, "model requests a minute per project, through the gateway (env PARLEY_PROJECT_RPM; 0 = no limit)")
 	fs.IntVar(&c.UserRPM, "user-rpm", c.UserRPM, "model requests a minute per user whose turn runs (env PARLEY_USER_RPM; 0 = no limit)")
-	fs.StringVar(&c.Isolation, "isolation", c.Isolation, "auto: per-project uids when running as root; off: runs share Parley's user (env PARLEY_ISOLATION)")
+	fs.StringVar(&c.Isolation, "isolation", c.Isolation, "how runs are confined: uid (per-project uids, needs root), bwrap (bubblewrap), auto (uid as root, else bwrap if it works), off (env PARLEY_ISOLATION)")
 	fs.StringVar(&c.UIDRange, "uid-range", c.UIDRange, "uids for projects' runs, FIRST-LAST; project N runs as FIRST+N (env PARLEY_UID_RANGE)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env PARLEY_LOG_LEVEL)")
 	limitFlags(fs, &c)
@@ -125,8 +125,8 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	if c.MaxRuns < 1 {
 		return c, errors.New("the cap on live claude processes (max-runs) must be at least 1")
 	}
-	if c.Isolation != "auto" && c.Isolation != "off" {
-		return c, fmt.Errorf("PARLEY_ISOLATION %q: want auto or off", c.Isolation)
+	if !slices.Contains([]string{"auto", "uid", "bwrap", "off"}, c.Isolation) {
+		return c, fmt.Errorf("PARLEY_ISOLATION %q: want auto, uid, bwrap or off", c.Isolation)
 	}
 	if c.AskTimeout < time.Second {
 		return c, errors.New("the ask timeout must be at least one second")
@@ -185,7 +185,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	if n, err := sweepRuntimeDirs(ctx, st, filepath.Dir(runtimeDir)); err != nil {
 		return err
 	} else if n > 0 {
-		log.Info("removed ask_user config files left by an earlier run", "files", n)
+		log.Info("removed per-run ask_user config files left by an earlier run", "files", n)
 	}
 	broker := askuser.NewBroker()
 	hub := server.NewHub()
@@ -218,7 +218,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	srv, err = server.New(ctx, server.Config{DataDir: c.DataDir, ClaudeConfigDir: c.ClaudeConfigDir,
 		AskTimeout: c.AskTimeout, IdleTimeout: c.IdleTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies,
 		Limits: c.Limits, RelayURL: "http://" + relayLn.Addr().String() + "/ask", ModelURL: "http://" + relayLn.Addr().String(),
-		RunsConfined: rc.Sandbox != nil, MetricsToken: c.MetricsToken},
+		RunsConfined: isUIDSandbox(rc.Sandbox), MetricsToken: c.MetricsToken},
 		server.Deps{Store: st, Supervisor: sup, Runs: node, Hub: hub, Broker: broker, Metrics: met, Log: log, Expirer: expiry, Gateway: gw})
 	if err != nil {
 		return err
@@ -257,11 +257,11 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	return g.Wait()
 }
 
-// sweepRuntimeDirs removes the ask_user config files in base (the layout
+// sweepRuntimeDirs removes the run files (ask_user configs) in base (the layout
 // before replicas) and the runtime directories of replicas that are not
 // live; it returns how many files went.
 func sweepRuntimeDirs(ctx context.Context, st *store.Store, base string) (int, error) {
-	n, err := askuser.SweepConfigs(base)
+	n, err := runner.SweepRunFiles(base)
 	if err != nil {
 		return n, err
 	}
@@ -277,7 +277,7 @@ func sweepRuntimeDirs(ctx context.Context, st *store.Store, base string) (int, e
 		if !e.IsDir() || e.Name() == st.Replica() || slices.Contains(live, e.Name()) {
 			continue
 		}
-		m, err := askuser.SweepConfigs(filepath.Join(base, e.Name()))
+		m, err := runner.SweepRunFiles(filepath.Join(base, e.Name()))
 		n += m
 		if err != nil {
 			return n, err

@@ -42,6 +42,10 @@ type Step struct {
 	ToolName string
 	// ToolInput is marshalled to JSON as the tool_use input ({} if nil).
 	ToolInput any
+	// ToolInputFrom, if set, makes the tool_use input from the text of the
+	// request's last tool_result (an id an earlier tool returned, say), in
+	// place of ToolInput.
+	ToolInputFrom func(toolResult string) any
 	// Hold, if set, blocks the response after message_start and any text
 	// until it is closed or the request's context ends.
 	Hold <-chan struct{}
@@ -218,6 +222,10 @@ func (s *Server) pick(req *Request) (Step, reply) {
 		chunkDelay: step.ChunkDelay, hold: step.Hold, toolName: step.ToolName, toolInput: step.ToolInput}
 	if _, text, _, ok := req.LastToolResult(); ok {
 		rep.text = strings.ReplaceAll(rep.text, ToolResultPlaceholder, text)
+	}
+	if step.ToolInputFrom != nil {
+		_, text, _, _ := req.LastToolResult()
+		rep.toolInput = step.ToolInputFrom(text)
 	}
 	if step.ToolName != "" && step.Status == 0 {
 		rep.toolID = fmt.Sprintf("toolu_fake_%d_%s", req.Step, randomHex(8))

@@ -1,0 +1,165 @@
+package mcpapi
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// uriPrefix names a session's resource: parley://sessions/{id}.
+const uriPrefix = "parley://sessions/"
+
+// SessionURI is the resource URI of a session.
+func SessionURI(id string) string { return uriPrefix + id }
+
+// addResources offers each session as a resource whose content is its
+// get_status, to read and to subscribe to.
+func (s *Server) addResources() {
+	s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
+		Name:        "session",
+		Title:       "A Parley session",
+		URITemplate: uriPrefix + "{id}",
+		Description: "A session's status, recent output and pending inputs (get_status). Subscribe to learn of every change at once: a new pending input, output, the end of a turn.",
+		MIMEType:    "application/json",
+	}, s.readSession)
+}
+
+func (s *Server) readSession(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	u, ok := userOf(req.Extra)
+	if !ok {
+		return nil, mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	id, ok := strings.CutPrefix(req.Params.URI, uriPrefix)
+	if !ok {
+		return nil, mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	st, err := s.sessions.Status(ctx, u, GetStatusInput{SessionID: id})
+	if err != nil {
+		return nil, mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: req.Params.URI, MIMEType: "application/json", Text: string(b)}}}, nil
+}
+
+// subscribe checks that the user may see the session, then makes sure its
+// changes are watched.
+func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	u, ok := userOf(req.Extra)
+	id, isSession := strings.CutPrefix(req.Params.URI, uriPrefix)
+	if !ok || !isSession {
+		return mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	if _, err := s.sessions.Status(ctx, u, GetStatusInput{SessionID: id, OutputLines: 1}); err != nil {
+		return mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	return s.watch.add(u, id)
+}
+
+func (s *Server) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	if id, ok := strings.CutPrefix(req.Params.URI, uriPrefix); ok {
+		s.watch.remove(id)
+	}
+	return nil
+}
+
+// coalesce is the shortest gap between two updates of one resource: a
+// streamed reply changes the log many times a second, and a subscriber
+// re-reads the resource on each notice.
+const coalesce = 100 * time.Millisecond
+
+// watchers feeds notifications/resources/updated: one goroutine per
+// watched session, counting its subscriptions.
+type watchers struct {
+	ctx context.Context
+	s   *Server
+	mu  sync.Mutex
+	m   map[string]*watcher
+	wg  sync.WaitGroup
+}
+
+type watcher struct {
+	refs   int
+	cancel context.CancelFunc
+}
+
+func newWatchers(ctx context.Context, s *Server) *watchers {
+	return &watchers{ctx: ctx, s: s, m: map[string]*watcher{}}
+}
+
+func (w *watchers) add(u User, id string) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if x, ok := w.m[id]; ok {
+		x.refs++
+		return nil
+	}
+	ctx, cancel := context.WithCancel(w.ctx)
+	changes, err := w.s.sessions.Watch(ctx, u, id)
+	if err != nil {
+		cancel()
+		return err
+	}
+	x := &watcher{refs: 1, cancel: cancel}
+	w.m[id] = x
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		w.forward(ctx, id, changes)
+		w.mu.Lock()
+		if w.m[id] == x { // the watch ended by itself: the next subscribe starts anew
+			delete(w.m, id)
+		}
+		w.mu.Unlock()
+		cancel()
+	}()
+	return nil
+}
+
+func (w *watchers) remove(id string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if x, ok := w.m[id]; ok {
+		if x.refs--; x.refs <= 0 {
+			x.cancel()
+			delete(w.m, id)
+		}
+	}
+}
+
+// forward turns changes into resource updates, at most one per coalesce
+// period: the first at once, the rest gathered into one at the period's end.
+func (w *watchers) forward(ctx context.Context, id string, changes <-chan struct{}) {
+	var timer <-chan time.Time
+	dirty := false
+	notify := func() {
+		_ = w.s.mcp.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: SessionURI(id)})
+		timer, dirty = time.After(coalesce), false
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case _, ok := <-changes:
+			if !ok {
+				return
+			}
+			if timer == nil {
+				notify()
+			} else {
+				dirty = true
+			}
+		case <-timer:
+			timer = nil
+			if dirty {
+				notify()
+			}
+		}
+	}
+}

@@ -1,0 +1,215 @@
+package server
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"parley/mcpapi"
+	"parley/store"
+)
+
+// diskSession is a Claude Code session found in a project's CLI state
+// ($CLAUDE_CONFIG_DIR/projects/<munged cwd>/<id>.jsonl) that Parley did not
+// start: someone ran `claude` in the workspace.
+type diskSession struct {
+	ID      string // the CLI's session id
+	Path    string
+	Title   string
+	Updated time.Time
+}
+
+// nonAlnum is what the CLI replaces with "-" to name a cwd's directory.
+var nonAlnum = regexp.MustCompile(`[^A-Za-z0-9]`)
+
+// configDirOf is the CLAUDE_CONFIG_DIR of the project's runs.
+func (s *Server) configDirOf(p store.Project) string {
+	if s.cfg.ClaudeConfigDir != "" {
+		return s.cfg.ClaudeConfigDir
+	}
+	return ConfigDir(s.cfg.DataDir, p.ID)
+}
+
+// diskSessions lists the CLI sessions of the project's workspace that no
+// Parley session of the project has.
+func (s *Server) diskSessions(ctx context.Context, p store.Project) ([]diskSession, error) {
+	dir := filepath.Join(s.configDirOf(p), "projects", nonAlnum.ReplaceAllString(WorkspaceDir(s.cfg.DataDir, p), "-"))
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read sessions on disk: %w", err)
+	}
+	known, err := s.st.KnownClaudeSessionIDs(ctx, p.ID)
+	if err != nil {
+		return nil, err
+	}
+	var out []diskSession
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
+		if !ok || e.IsDir() || uuid.Validate(id) != nil || known[strings.ToLower(id)] {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue
+		}
+		d := diskSession{ID: id, Path: filepath.Join(dir, e.Name()), Updated: info.ModTime()}
+		d.Title = firstPrompt(d.Path)
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// maxTranscriptBytes bounds a transcript read for adoption; the CLI's lines
+// can exceed 64 KiB, so lines are read whole.
+const maxTranscriptBytes = 64 << 20
+
+// transcriptLine is the part of a CLI transcript line Parley reads.
+type transcriptLine struct {
+	Type    string          `json:"type"`
+	IsMeta  bool            `json:"isMeta"`
+	Message json.RawMessage `json:"message"`
+}
+
+// readCLITranscript calls f with each user or assistant line of a transcript.
+func readCLITranscript(path string, f func(l transcriptLine, raw []byte) bool) error {
+	file, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	r := bufio.NewReaderSize(file, 64<<10)
+	read := 0
+	for read < maxTranscriptBytes {
+		raw, err := r.ReadBytes('\n')
+		read += len(raw)
+		var l transcriptLine
+		if len(raw) > 0 && json.Unmarshal(raw, &l) == nil && (l.Type == "user" || l.Type == "assistant") && !l.IsMeta {
+			if !f(l, raw) {
+				return nil
+			}
+		}
+		if err != nil {
+			return nil // EOF, or a torn last line of a live session
+		}
+	}
+	return nil
+}
+
+// userText is the text of a user message that a person typed, "" for
+// tool results and the CLI's own command lines.
+func userText(msg json.RawMessage) string {
+	var m struct {
+		Content json.RawMessage `json:"content"`
+	}
+	if json.Unmarshal(msg, &m) != nil {
+		return ""
+	}
+	var text string
+	if json.Unmarshal(m.Content, &text) != nil {
+		var blocks []struct{ Type, Text string }
+		if json.Unmarshal(m.Content, &blocks) != nil {
+			return ""
+		}
+		for _, b := range blocks {
+			if b.Type != "text" {
+				return ""
+			}
+			text += b.Text
+		}
+	}
+	if strings.HasPrefix(strings.TrimSpace(text), "<") { // <command-name>, <local-command-stdout>, …
+		return ""
+	}
+	return strings.TrimSpace(text)
+}
+
+// firstPrompt is a transcript's first typed message, as a title.
+func firstPrompt(path string) string {
+	t := ""
+	_ = readCLITranscript(path, func(l transcriptLine, _ []byte) bool {
+		if l.Type == "user" {
+			t = userText(l.Message)
+		}
+		return t == ""
+	})
+	if t == "" {
+		return "Claude Code session"
+	}
+	return title(t)
+}
+
+// importedBy is the author shown for the prompts of an adopted transcript.
+const importedBy = "Claude Code (on disk)"
+
+// transcriptEvents turns a transcript into events of Parley's log: typed
+// messages as prompts, the rest as the CLI's own user and assistant events.
+func transcriptEvents(path string) ([]string, []json.RawMessage, error) {
+	var types []string
+	var payloads []json.RawMessage
+	err := readCLITranscript(path, func(l transcriptLine, raw []byte) bool {
+		if l.Type == "user" {
+			if text := userText(l.Message); text != "" {
+				b, _ := json.Marshal(map[string]any{"text": text, "by": importedBy})
+				types, payloads = append(types, "prompt"), append(payloads, b)
+				return true
+			}
+		}
+		b, _ := json.Marshal(map[string]any{"type": l.Type, "message": l.Message, "imported": true})
+		types, payloads = append(types, l.Type), append(payloads, b)
+		return true
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("read transcript: %w", err)
+	}
+	n, _ := json.Marshal(map[string]string{"level": "info",
+		"text": fmt.Sprintf("Adopted from Claude Code's transcript on disk (%d messages); the next message resumes it.", len(types))})
+	return append(types, "notice"), append(payloads, n), nil
+}
+
+// adopt makes the disk session with CLI id claudeID, in one of u's
+// projects where u may prompt, a Parley session with its transcript.
+func (b mcpBackend) adopt(ctx context.Context, u mcpapi.User, claudeID string) (store.Session, error) {
+	if uuid.Validate(claudeID) != nil {
+		return store.Session{}, errNotFound
+	}
+	list, err := b.s.st.ProjectsFor(ctx, u.ID, u.Admin)
+	if err != nil {
+		return store.Session{}, err
+	}
+	for _, p := range list {
+		found, err := b.s.diskSessions(ctx, p.Project)
+		if err != nil {
+			return store.Session{}, err
+		}
+		i := slices.IndexFunc(found, func(d diskSession) bool { return strings.EqualFold(d.ID, claudeID) })
+		if i < 0 {
+			continue
+		}
+		if _, err := b.s.checkAccess(ctx, viewerOf(u), p.ID, actPrompt); err != nil {
+			return store.Session{}, err
+		}
+		types, payloads, err := transcriptEvents(found[i].Path)
+		if err != nil {
+			return store.Session{}, err
+		}
+		sess, err := b.s.st.AdoptSession(ctx, p.ID, strings.ToLower(claudeID), found[i].Title, u.Name, u.ID, types, payloads)
+		if errors.Is(err, store.ErrExists) {
+			return b.s.st.SessionByClaudeID(ctx, p.ID, strings.ToLower(claudeID))
+		}
+		return sess, err
+	}
+	return store.Session{}, errNotFound
+}

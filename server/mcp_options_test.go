@@ -1,0 +1,86 @@
+package server
+
+import (
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"parley/mcpapi"
+	"parley/store"
+)
+
+func TestCheckSessionOptions(t *testing.T) {
+	project := store.ProjectSettings{AllowedTools: []string{"Read"}, DisallowedTools: []string{"WebFetch"}, MaxTurns: 10}
+	defaults := store.DefaultMCPSettings()
+	withBypass := store.MCPSettings{MemberPermissionModes: []string{"default", "bypassPermissions"}}
+	tests := []struct {
+		name      string
+		ms        store.MCPSettings
+		owner     bool
+		in        mcpapi.CreateSessionInput
+		wantField string // "" = accepted
+	}{
+		{"plain", defaults, false, mcpapi.CreateSessionInput{Model: "sonnet", PermissionMode: "plan", MaxTurns: 5}, ""},
+		{"member bypass refused", defaults, false, mcpapi.CreateSessionInput{PermissionMode: "bypassPermissions"}, "permissionMode"},
+		{"owner bypass", defaults, true, mcpapi.CreateSessionInput{PermissionMode: "bypassPermissions"}, ""},
+		{"member bypass allowed by owner", withBypass, false, mcpapi.CreateSessionInput{PermissionMode: "bypassPermissions"}, ""},
+		{"mode the owner did not allow", withBypass, false, mcpapi.CreateSessionInput{PermissionMode: "plan"}, "permissionMode"},
+		{"unknown mode", defaults, true, mcpapi.CreateSessionInput{PermissionMode: "yolo"}, "permissionMode"},
+		{"member allows a tool the project allows", defaults, false, mcpapi.CreateSessionInput{AllowedTools: []string{"Read"}}, ""},
+		{"member widens the allowed tools", defaults, false, mcpapi.CreateSessionInput{AllowedTools: []string{"Bash"}}, "allowedTools"},
+		{"owner widens the allowed tools", defaults, true, mcpapi.CreateSessionInput{AllowedTools: []string{"Bash"}}, ""},
+		{"member trusted with bypass", withBypass, false, mcpapi.CreateSessionInput{AllowedTools: []string{"Bash"}}, ""},
+		{"disallowed tool allowed", defaults, true, mcpapi.CreateSessionInput{AllowedTools: []string{"WebFetch"}}, "allowedTools"},
+		{"a flag as a tool", defaults, false, mcpapi.CreateSessionInput{DisallowedTools: []string{"--x"}}, "disallowedTools"},
+		{"a flag as a model", defaults, false, mcpapi.CreateSessionInput{Model: "--dangerously-skip-permissions"}, "model"},
+		{"more turns than the project", defaults, true, mcpapi.CreateSessionInput{MaxTurns: 11}, "maxTurns"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := checkSessionOptions(project, tt.ms, tt.owner, tt.in)
+			if tt.wantField == "" {
+				if err != nil {
+					t.Errorf("refused: %v", err)
+				}
+				return
+			}
+			if err == nil || !strings.HasPrefix(err.Error(), tt.wantField+": ") {
+				t.Errorf("got %v, want a refusal naming %s", err, tt.wantField)
+			}
+		})
+	}
+	got := withSessionOptions(project, store.SessionOptions{AllowedTools: []string{"Read"}, DisallowedTools: []string{"Bash"}, SystemPrompt: "Be brief."})
+	if !slices.Equal(got.DisallowedTools, []string{"WebFetch", "Bash"}) || !slices.Equal(got.AllowedTools, []string{"Read", "Read"}) ||
+		got.AppendSystemPrompt != "Be brief." || got.MaxTurns != 10 {
+		t.Errorf("merged settings = %+v", got)
+	}
+}
+
+// TestMCPSettingsPage: owners choose the modes members may pick and the ask
+// transport; members cannot.
+func TestMCPSettingsPage(t *testing.T) {
+	e := newEnv(t, nil, envOptions{quiet: true})
+	owner := e.member("owner@example.com", "Owner", roleOwner)
+	path := "/projects/" + strconv.FormatInt(e.project.ID, 10) + "/settings/mcp"
+	form := func() url.Values {
+		return url.Values{"member_modes": {"default", "bypassPermissions"}, "ask_transport": {"http"}}
+	}
+	if res := e.postAs(e.user, path, form()); res.StatusCode != http.StatusForbidden {
+		t.Errorf("a member saving MCP settings got %d, want 403", res.StatusCode)
+	}
+	if res := e.postAs(owner, path, form()); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("the owner saving MCP settings got %d", res.StatusCode)
+	}
+	m, err := e.st.ProjectMCPSettings(t.Context(), e.project.ID)
+	if err != nil || m.AskTransport != "http" || !slices.Equal(m.MemberPermissionModes, []string{"default", "bypassPermissions"}) {
+		t.Errorf("saved %+v, %v", m, err)
+	}
+	s := e.newSession()
+	o, err := e.srv.runOptions(t.Context(), s)
+	if err != nil || !o.AskOverHTTP {
+		t.Errorf("run options %+v, %v; want ask_user over HTTP", o, err)
+	}
+}
