@@ -267,11 +267,11 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	return g.Wait()
 }
 
-// sweepRuntimeDirs removes the ask_user config files in base (the layout
+// sweepRuntimeDirs removes the run files (ask_user configs) in base (the layout
 // before replicas) and the runtime directories of replicas that are not
 // live; it returns how many files went.
 func sweepRuntimeDirs(ctx context.Context, st *store.Store, base string) (int, error) {
-	n, err := askuser.SweepConfigs(base)
+	n, err := runner.SweepRunFiles(base)
 	if err != nil {
 		return n, err
 	}
@@ -287,7 +287,7 @@ func sweepRuntimeDirs(ctx context.Context, st *store.Store, base string) (int, e
 		if !e.IsDir() || e.Name() == st.Replica() || slices.Contains(live, e.Name()) {
 			continue
 		}
-		m, err := askuser.SweepConfigs(filepath.Join(base, e.Name()))
+		m, err := runner.SweepRunFiles(filepath.Join(base, e.Name()))
 		n += m
 		if err != nil {
 			return n, err
