@@ -5,7 +5,8 @@
 #   PARLEY_BENCH_DELTAS (10000) PARLEY_BENCH_VIEWERS (1000) PARLEY_BENCH_STORM (1000)
 #   PARLEY_BENCH_LOG (15000) PARLEY_BENCH_ASK_SESSIONS (50) PARLEY_BENCH_REPLICA_ASKS (20)
 #   PARLEY_BENCH_MEM_SESSIONS (10)
-# Figures depend on the machine and on what else runs on it.
+# Figures depend on the machine and on what else runs on it. Arguments, if
+# any, name the benchmarks to run (default: all).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck disable=SC1091
@@ -18,10 +19,8 @@ run() {
 }
 
 echo "== machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
-run BenchmarkRunLoopThroughput
-run BenchmarkStreamThroughput
-run BenchmarkFanout
-run BenchmarkJoinStorm
-run BenchmarkAnswerThroughReplica
-run BenchmarkSessionMemory
-run BenchmarkAskLatency
+all=(BenchmarkRunLoopThroughput BenchmarkStreamThroughput BenchmarkFanout BenchmarkJoinStorm
+	BenchmarkAnswerThroughReplica BenchmarkSessionMemory BenchmarkAskLatency)
+for b in "${@:-${all[@]}}"; do
+	run "$b"
+done
