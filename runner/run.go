@@ -59,6 +59,7 @@ type Run struct {
 	batching     bool    // record queues events in batch; flush writes them
 	batch        []Event // recorded, not yet written
 	by           turnBy  // who sent the running turn; read by the model gateway
+	runLimits
 }
 
 type exitInfo struct {
@@ -119,12 +120,16 @@ func (r *Run) loop(ctx context.Context) {
 			}
 			r.armIdle()
 			r.markIdle()
+			if l.Type != "tool_progress" {
+				r.armStall()
+			}
 		case c := <-r.cmds:
 			if err := c.run(work, r); err != nil {
 				r.log.Debug("command failed", "err", err)
 			}
 			r.armIdle()
 			r.markIdle()
+			r.armStall()
 		case x := <-r.exited:
 			r.finish(x)
 			return

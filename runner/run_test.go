@@ -23,6 +23,8 @@ type memJournal struct {
 	mu     sync.Mutex
 	events []Event
 	runs   map[int64]string
+	// changes are the session changes the run reported, in order.
+	changes []SessionChange
 	// commitThenFail makes the Append of this event type store the event
 	// and still report an error, as an insert whose reply timed out does.
 	commitThenFail string
@@ -64,7 +66,12 @@ func (j *memJournal) RunEnded(_ context.Context, id int64, code int, reason stri
 	j.runs[id] = reason
 	return nil
 }
-func (j *memJournal) SessionChanged(context.Context, string, SessionChange) error { return nil }
+func (j *memJournal) SessionChanged(_ context.Context, _ string, c SessionChange) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.changes = append(j.changes, c)
+	return nil
+}
 
 func (j *memJournal) types() []string {
 	j.mu.Lock()

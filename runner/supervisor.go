@@ -78,6 +78,14 @@ type Options struct {
 	// IdleTimeout ends the process after this long without a turn or an
 	// open ask; the next message resumes the session. 0 = never.
 	IdleTimeout time.Duration
+	// StallTimeout interrupts a turn that prints nothing for this long
+	// (never while an ask is open); 0 = no watchdog. StallGrace is how long
+	// the interrupt gets before the process is killed (0 = 10 s).
+	StallTimeout, StallGrace time.Duration
+	// BudgetCheck is called after every turn: it returns the sentence that
+	// says which spending limit is reached, or "" when none is. nil = no
+	// limits of Parley's own (the CLI's --max-budget-usd may still apply).
+	BudgetCheck func(context.Context) string
 	// ModelURL is the model gateway's base URL; with Config.Gateway set, the
 	// run's model traffic goes there with a token of its own.
 	ModelURL string
@@ -285,6 +293,8 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 		cmds: make(chan command), lines: make(chan Line, lineBuffer), writes: make(chan []byte, 64),
 		exited: make(chan exitInfo, 1), done: make(chan struct{}), finished: make(chan struct{}),
 		cancel: cancel, pending: map[string]pendingAsk{}, plans: map[string]string{}}
+	r.runLimits = runLimits{stallTimeout: o.StallTimeout, stallGrace: o.StallGrace, budgetCheck: o.BudgetCheck,
+		outcome: map[bool]string{true: StatusEnded, false: "idle"}[o.Resume]}
 	r.log = s.log.With("session_id", o.SessionID)
 	r.othersWaiting = func() bool { return s.slots.queued() > 0 }
 	var unregister func()
@@ -425,14 +435,17 @@ func (r *Run) finish(x exitInfo) {
 	if err := r.journal.RunEnded(ctx, r.id, x.code, x.reason); err != nil {
 		r.log.Error("record run end", "err", err)
 	}
-	r.recordJSON(ctx, TypeRunEnded, map[string]any{"exit_code": x.code, "reason": x.reason, "stderr": r.proc.stderr.String()})
-	status := "idle"
+	status := StatusEnded
 	switch {
 	case len(r.pending) > 0:
-		status = "waiting"
+		status = StatusWaiting
+	case r.endStatus != "":
+		status = r.endStatus
 	case x.code != 0 && x.code != -1 && !x.stopped:
-		status = "failed"
+		status = StatusError
 	}
+	r.recordJSON(ctx, TypeRunEnded, map[string]any{"exit_code": x.code, "reason": x.reason, "stderr": r.proc.stderr.String(),
+		"status": status})
 	r.changeSession(ctx, SessionChange{Status: status})
 	r.log.Info("claude ended", "exit_code", x.code, "reason", x.reason)
 	r.onEnd()

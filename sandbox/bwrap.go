@@ -18,7 +18,7 @@ import (
 // whole file system read-only, the data directory, Parley's home and /tmp
 // hidden under empty tmpfs mounts, and only the run's own directories and
 // files mounted back (its workspace, config dir and home read-write; its
-// ask_user config and the programs it starts read-only). Its /proc shows
+// ask_user or MCP config and the programs it starts read-only). Its /proc shows
 // only its own processes.
 type Bubblewrap struct {
 	bwrap    string
@@ -87,9 +87,7 @@ func (b *Bubblewrap) wrap(cmd *exec.Cmd, s runner.Spec) error {
 		}
 	}
 	ro := append([]string{cmd.Path}, b.programs...)
-	if s.AskConfigPath != "" {
-		ro = append(ro, s.AskConfigPath)
-	}
+	ro = append(ro, s.AskConfigPath, s.MCPConfigPath) // the run's token files
 	for _, f := range ro {
 		if f != "" && exists(f) {
 			args = append(args, "--ro-bind", f, f)

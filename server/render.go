@@ -11,6 +11,7 @@ import (
 
 	"github.com/a-h/templ"
 
+	"parley/runner"
 	"parley/store"
 	"parley/views"
 )
@@ -123,7 +124,7 @@ func (r *renderer) components(e store.Event) []templ.Component {
 	case "user":
 		return toolResults(e.Payload)
 	case "result":
-		return []templ.Component{turnResult(e), views.Status("idle", true)}
+		return []templ.Component{turnResult(e), views.Status(runner.TurnOutcome(e.Payload), true)}
 	case "input_requested":
 		return askRequested(e)
 	case "input_resolved":
@@ -283,20 +284,25 @@ func runEnded(e store.Event) []templ.Component {
 		ExitCode int    `json:"exit_code"`
 		Reason   string `json:"reason"`
 		Stderr   string `json:"stderr"`
+		Status   string `json:"status"` // the session's status after the run; absent in older logs
 	}
 	_ = json.Unmarshal(e.Payload, &p)
 	if p.ExitCode == 0 {
-		return []templ.Component{views.Status("idle", true)}
+		return []templ.Component{views.Status(orText(p.Status, runner.StatusEnded), true)}
+	}
+	if strings.HasPrefix(p.Reason, "stopped by Parley") && p.Status == runner.StatusInterrupted {
+		// A spending limit or the watchdog ended it, and said so already.
+		return []templ.Component{views.Status(p.Status, true)}
 	}
 	if strings.HasPrefix(p.Reason, "stopped by Parley") {
 		return []templ.Component{appendTo(views.Notice(e.Seq, "info",
-			"Claude's process was stopped by Parley; the next message resumes the session.")), views.Status("idle", true)}
+			"Claude's process was stopped by Parley; the next message resumes the session.")), views.Status(orText(p.Status, runner.StatusEnded), true)}
 	}
 	text := "The Claude process ended (" + p.Reason + ")."
 	if s := strings.TrimSpace(p.Stderr); s != "" {
 		text += " " + lastLines(s, 3)
 	}
-	return []templ.Component{appendTo(views.Notice(e.Seq, "error", text)), views.Status("failed", true)}
+	return []templ.Component{appendTo(views.Notice(e.Seq, "error", text)), views.Status(orText(p.Status, runner.StatusError), true)}
 }
 
 func systemEvent(e store.Event) []templ.Component {

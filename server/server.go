@@ -14,6 +14,7 @@ import (
 	"parley/metrics"
 	"parley/runner"
 	"parley/store"
+	"parley/worktree"
 )
 
 // Config is the server's part of Parley's configuration.
@@ -30,7 +31,11 @@ type Config struct {
 	PingPeriod time.Duration
 	// IdleTimeout ends a session's process after this long with nothing to
 	// do; the next message resumes it. 0 = never.
-	IdleTimeout    time.Duration
+	IdleTimeout time.Duration
+	// StallTimeout interrupts a turn that prints nothing for this long
+	// (never while an ask is open), unless the project sets its own.
+	// 0 = no watchdog.
+	StallTimeout   time.Duration
 	AskUserEnabled bool   // server-wide switch for the ask_user tool
 	RelayURL       string // loopback URL the ask relay listens on
 	ModelURL       string // loopback base URL of the model gateway; "" = runs use the environment's
@@ -59,6 +64,7 @@ type Server struct {
 	expiry      *Expirer // nil when asks never expire (tests)
 	log         *slog.Logger
 	mcp         http.Handler // the MCP endpoint, /mcp
+	git         *worktree.Git
 	// decoyHash is a bcrypt hash compared against when a login names no
 	// account, made on first use (it takes a quarter of a second).
 	decoyHash func() string
@@ -77,8 +83,9 @@ type Deps struct {
 	// Metrics is served on /metrics; nil = none.
 	Metrics *metrics.Metrics
 	Log     *slog.Logger
-	Gateway http.Handler // the model gateway, served on the relay listener; nil = none
-	Expirer *Expirer     // optional: told when a project's expiry setting changes
+	Gateway http.Handler  // the model gateway, served on the relay listener; nil = none
+	Expirer *Expirer      // optional: told when a project's expiry setting changes
+	Git     *worktree.Git // nil = git on PATH
 }
 
 // New returns a Server.
@@ -91,9 +98,12 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 	if runs == nil {
 		runs = d.Supervisor
 	}
+	if d.Git == nil {
+		d.Git = worktree.New("")
+	}
 	s := &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, runs: runs, hub: d.Hub, metrics: d.Metrics,
 		replaySlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), broker: d.Broker, expiry: d.Expirer, gw: d.Gateway, log: d.Log, decoyHash: decoy,
-		lim: newLimiters(cfg.Limits)}
+		lim: newLimiters(cfg.Limits), git: d.Git}
 	s.mcp = s.MCPHandler(ctx)
 	return s, nil
 }
@@ -201,6 +211,12 @@ func (s *Server) runOptions(ctx context.Context, sess store.Session) (runner.Opt
 		if o.AskOverHTTP, err = s.askOverHTTP(ctx, p.ID); err != nil {
 			return runner.Options{}, err
 		}
+	}
+	if o.Workspace, o.WritableDirs, err = s.sessionWorkspace(ctx, p, sess, workspace); err != nil {
+		return runner.Options{}, err
+	}
+	if err := s.applyLimits(ctx, &o, sess); err != nil {
+		return runner.Options{}, err
 	}
 	return o, nil
 }

@@ -132,7 +132,7 @@ func (c *wsConn) prompt(ctx context.Context, m wsMessage) error {
 	if err := c.s.allowPrompt(v.ID); err != nil {
 		return err
 	}
-	return c.s.runs.Prompt(ctx, sess.ID, c.s.starter(sess), text, v.Name)
+	return c.s.prompt(ctx, sess, text, v.Name)
 }
 
 func (c *wsConn) answer(ctx context.Context, m wsMessage) error {

@@ -38,6 +38,7 @@ type config struct {
 	ClaudeConfigDir string
 	AskTimeout      time.Duration
 	IdleTimeout     time.Duration
+	StallTimeout    time.Duration
 	AskUser         bool
 	SecureCookies   bool
 	LogLevel        string
@@ -59,6 +60,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		ClaudeConfigDir: getenv("CLAUDE_CONFIG_DIR"),
 		AskTimeout:      300 * time.Second,
 		IdleTimeout:     30 * time.Minute,
+		StallTimeout:    10 * time.Minute,
 		AskUser:         getenv("PARLEY_ASK_USER") != "off" && getenv("PARLEY_ASK_USER") != "false",
 		LogLevel:        orDefault(getenv("PARLEY_LOG_LEVEL"), "info"),
 		SecureCookies:   getenv("PARLEY_SECURE_COOKIES") == "1" || getenv("PARLEY_SECURE_COOKIES") == "true",
@@ -98,6 +100,13 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		}
 		c.IdleTimeout = d
 	}
+	if v := getenv("PARLEY_STALL_TIMEOUT"); v != "" {
+		d, err := parseSeconds(v)
+		if err != nil {
+			return c, fmt.Errorf("PARLEY_STALL_TIMEOUT: %w", err)
+		}
+		c.StallTimeout = d
+	}
 	if err := parseLimits(&c, getenv); err != nil {
 		return c, err
 	}
@@ -110,6 +119,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for workspaces, CLI state and the private database (env PARLEY_DATA_DIR)")
 	fs.StringVar(&c.ClaudeConfigDir, "claude-config-dir", c.ClaudeConfigDir, "CLAUDE_CONFIG_DIR to give the CLI (env CLAUDE_CONFIG_DIR); empty = one per project under the data directory")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "end a session's claude process after this long with nothing to do; the next message resumes it (env PARLEY_IDLE_TIMEOUT, seconds; 0 = never)")
+	fs.DurationVar(&c.StallTimeout, "stall-timeout", c.StallTimeout, "interrupt a turn that prints nothing for this long, never while an ask is open; a project may set its own (env PARLEY_STALL_TIMEOUT, seconds; 0 = never)")
 	fs.DurationVar(&c.AskTimeout, "ask-timeout", c.AskTimeout, "how long an ask_user question waits for an answer (env PARLEY_ASK_TIMEOUT, seconds)")
 	fs.BoolVar(&c.AskUser, "ask-user", c.AskUser, "offer Claude the ask_user tool (env PARLEY_ASK_USER=off disables)")
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", c.SecureCookies, "mark cookies Secure even on plain HTTP, for a TLS proxy in front (env PARLEY_SECURE_COOKIES=1)")
@@ -216,7 +226,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		return err
 	}
 	srv, err = server.New(ctx, server.Config{DataDir: c.DataDir, ClaudeConfigDir: c.ClaudeConfigDir,
-		AskTimeout: c.AskTimeout, IdleTimeout: c.IdleTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies,
+		AskTimeout: c.AskTimeout, IdleTimeout: c.IdleTimeout, StallTimeout: c.StallTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies,
 		Limits: c.Limits, RelayURL: "http://" + relayLn.Addr().String() + "/ask", ModelURL: "http://" + relayLn.Addr().String(),
 		RunsConfined: isUIDSandbox(rc.Sandbox), MetricsToken: c.MetricsToken},
 		server.Deps{Store: st, Supervisor: sup, Runs: node, Hub: hub, Broker: broker, Metrics: met, Log: log, Expirer: expiry, Gateway: gw})
