@@ -20,7 +20,12 @@ func (r *Run) handleLine(ctx context.Context, l Line) {
 		return
 	}
 	if l.Type == "result" {
-		// Totals first, so whoever sees the result frame reads them updated.
+		// A turn's end is not batched: what came before it is written, then
+		// the totals, then the result, so whoever sees the result (frame or
+		// log) reads the totals and status updated, and the other way round.
+		r.flush(ctx)
+		defer func(b bool) { r.batching = b }(r.batching)
+		r.batching = false
 		r.handleResult(ctx, l.Raw)
 	}
 	if err := r.record(ctx, l.Type, l.Raw); err != nil {
@@ -48,18 +53,15 @@ func (r *Run) handleLine(ctx context.Context, l Line) {
 		r.handleControlRequest(ctx, l.Raw)
 	case "control_cancel_request":
 		r.handleControlCancel(ctx, l.Raw)
+	case "result":
+		r.afterResult(ctx, l.Raw)
 	}
 }
 
 // handleResult ends a turn: the CLI prints one result per turn, and
 // total_cost_usd is its running total for this process.
 func (r *Run) handleResult(ctx context.Context, raw json.RawMessage) {
-	var res struct {
-		TotalCostUSD float64  `json:"total_cost_usd"`
-		NumTurns     int      `json:"num_turns"`
-		IsError      bool     `json:"is_error"`
-		Errors       []string `json:"errors"`
-	}
+	var res resultFields
 	if err := json.Unmarshal(raw, &res); err != nil {
 		r.log.Warn("decode result", "err", err)
 	}
@@ -72,15 +74,14 @@ func (r *Run) handleResult(ctx context.Context, raw json.RawMessage) {
 	}) {
 		r.resumeFailed = true
 	}
-	cost := res.TotalCostUSD - r.lastCost
-	if cost < 0 {
-		cost = res.TotalCostUSD
-	}
+	cost := res.turnCost(r.lastCost)
 	r.lastCost = res.TotalCostUSD
 	// One result ends one turn; a turn queued behind it starts now.
 	if r.turns > 0 {
 		r.turns--
 	}
+	r.outcome = res.outcome()
+	r.turnEnded()
 	r.changeSession(ctx, SessionChange{Status: r.status(), CostUSD: cost, Turns: res.NumTurns})
 }
 
@@ -88,11 +89,11 @@ func (r *Run) handleResult(ctx context.Context, raw json.RawMessage) {
 func (r *Run) status() string {
 	switch {
 	case len(r.pending) > 0:
-		return "waiting"
+		return StatusWaiting
 	case r.turns > 0:
-		return "running"
+		return StatusRunning
 	default:
-		return "idle"
+		return r.outcome
 	}
 }
 

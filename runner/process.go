@@ -26,7 +26,7 @@ type Spec struct {
 	// MCPConfigPath is a --mcp-config file that serves ask_user over HTTP
 	// (askhttp.go); when set, AskConfigPath is not used.
 	MCPConfigPath string
-	ExtraArgs       []string
+	ExtraArgs     []string
 	// Home is the run's HOME (and TMPDIR under it); "" = none set.
 	Home string
 	// WritableDirs are directories besides Workspace, ConfigDir and Home
@@ -129,6 +129,7 @@ func (c Config) start(ctx context.Context, s Spec) (*process, error) {
 	cmd.Dir = s.Workspace
 	cmd.Env = runEnv(c.Env, s)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithParent(cmd.SysProcAttr)
 	cmd.Cancel = func() error {
 		// Signal the group, not just the leader: the CLI spawns MCP servers.
 		// SIGTERM first so the CLI can write its transcript (an answer

@@ -23,6 +23,8 @@ type memJournal struct {
 	mu     sync.Mutex
 	events []Event
 	runs   map[int64]string
+	// changes are the session changes the run reported, in order.
+	changes []SessionChange
 	// commitThenFail makes the Append of this event type store the event
 	// and still report an error, as an insert whose reply timed out does.
 	commitThenFail string
@@ -64,7 +66,12 @@ func (j *memJournal) RunEnded(_ context.Context, id int64, code int, reason stri
 	j.runs[id] = reason
 	return nil
 }
-func (j *memJournal) SessionChanged(context.Context, string, SessionChange) error { return nil }
+func (j *memJournal) SessionChanged(_ context.Context, _ string, c SessionChange) error {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	j.changes = append(j.changes, c)
+	return nil
+}
 
 func (j *memJournal) types() []string {
 	j.mu.Lock()
@@ -202,6 +209,14 @@ func TestRunEndsWhenIdleAndResumes(t *testing.T) {
 	ended := waitType(t, pub, TypeRunEnded)
 	if !strings.Contains(string(ended.Payload), "stopped by Parley") {
 		t.Errorf("run_ended = %s; want it stopped by Parley", ended.Payload)
+	}
+	// run_ended is published just before the run leaves the supervisor's
+	// map; its loop's end (Done) comes after that.
+	if r, ok := sup.Live("s1"); ok {
+		select {
+		case <-r.Done():
+		case <-time.After(30 * time.Second):
+		}
 	}
 	if _, ok := sup.Live("s1"); ok {
 		t.Fatal("the idle run is still live")

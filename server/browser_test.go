@@ -29,6 +29,14 @@ func browser(t *testing.T) context.Context {
 		}
 		t.Skip("chromium not found")
 	}
+	// Not t.TempDir: Chromium's helpers may still write to the profile
+	// just after the browser exits, and a failed RemoveAll would fail the
+	// test. Removal is best effort.
+	profile, err := os.MkdirTemp("", "parley-chromium-*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(profile) })
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(bin),
 		chromedp.NoSandbox,
@@ -36,7 +44,7 @@ func browser(t *testing.T) context.Context {
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
 		chromedp.Flag("disable-quic", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 		chromedp.WindowSize(1200, 900),
 	)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)

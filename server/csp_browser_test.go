@@ -110,6 +110,8 @@ func TestBrowserPagesWorkUnderCSPAndShowTheQueue(t *testing.T) {
 		// The final reply, rendered from markdown (the live one streams as text).
 		chromedp.WaitVisible(`#events .assistant:not(.live) .md a`, chromedp.ByQuery),
 		chromedp.Poll(`document.getElementById("events").innerText.includes("Here is the chart")`, nil),
+		// The streamed text shows first; the completed message replaces it.
+		chromedp.Poll(`document.querySelector("#events .turn-result") !== null && document.querySelector("#events .live") === null`, nil),
 		chromedp.WaitNotVisible(`#slot-queue`, chromedp.ByID),
 		chromedp.Evaluate(`document.querySelectorAll("#events img").length`, &imgs),
 		chromedp.Evaluate(`document.querySelectorAll('#events a[href^="https://evil.example/chart.png"]').length`, &links),

@@ -78,8 +78,8 @@ func TestPromptStreamsAndPersists(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !sess.ClaudeStarted || sess.NumTurns != 1 || sess.TotalCostUSD <= 0 || sess.Status != "idle" {
-		t.Errorf("session after the turn = %+v; want claude started, turns counted, idle", sess)
+	if !sess.ClaudeStarted || sess.NumTurns != 1 || sess.TotalCostUSD <= 0 || sess.Status != "completed" {
+		t.Errorf("session after the turn = %+v; want claude started, turns counted, completed", sess)
 	}
 }
 

@@ -65,8 +65,8 @@ func TestDetachedAskExpires(t *testing.T) {
 	}
 	w.waitFor(30*time.Second, "Question expired: nobody answered within 2 days")
 	inbox.waitFor(30*time.Second, `data-status="expired"`, "nobody answered within 2 days", `data-count="0"`)
-	if sess, _ := e.st.GetSession(t.Context(), s.ID); sess.Status != "idle" {
-		t.Errorf("session status = %q after its only ask expired, want idle", sess.Status)
+	if sess, _ := e.st.GetSession(t.Context(), s.ID); sess.Status != "ended" {
+		t.Errorf("session status = %q after its only ask expired, want ended", sess.Status)
 	}
 	// An answer that comes too late is refused with the reason.
 	w.answer(got, map[string]any{"choice": "Blue"})

@@ -6,8 +6,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/a-h/templ"
-
-	"parley/views"
 )
 
 // maxPromptBytes bounds one prompt.
@@ -20,9 +18,7 @@ func (s *Server) handleSession() http.Handler {
 			s.fail(w, r, err)
 			return
 		}
-		place, of := s.sup.QueuePlace(sess.ID)
-		render(w, r, views.SessionPage(views.SessionView{ID: sess.ID, Title: sess.Title, Status: sess.Status, ProjectID: sess.ProjectID,
-			QueuePlace: place, QueueLength: of}))
+		s.renderSession(w, r, sess, pageNote{Done: r.URL.Query().Get("worktree")})
 	})
 }
 

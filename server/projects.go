@@ -147,7 +147,7 @@ func (s *Server) beginSession(ctx context.Context, p store.Project, v viewer, te
 			return sess, err
 		}
 	}
-	return sess, s.sup.Prompt(ctx, sess.ID, s.starter(sess), text, v.Name)
+	return sess, s.prompt(ctx, sess, text, v.Name)
 }
 
 func (s *Server) handleProjectRename() http.Handler {
@@ -201,6 +201,7 @@ func (s *Server) handleProjectDelete() http.Handler {
 		}
 		// Every run of the project ends first, archived sessions' included.
 		s.sup.StopProject(p.ID)
+		s.removeWorktrees(r.Context(), p)
 		if err := s.st.DeleteProject(r.Context(), p.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 			s.fail(w, r, err)
 			return

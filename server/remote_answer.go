@@ -13,8 +13,10 @@ import (
 // asks answer`, which NOTIFYs them through Postgres) until ctx ends. Each
 // goes through the same path as an answer from a page: the same access
 // check, and the supervisor's exactly-once resolution, so it reaches the
-// live claude process or resumes the session. Only one server may listen
-// on a database (see the README: one replica per database).
+// live claude process or resumes the session, through the cluster on the
+// replica that owns the session. Every replica listens and applies each
+// request; the exactly-once resolution lets one succeed, and the command
+// takes that result (store.RequestAnswer).
 func (s *Server) ListenAnswers(ctx context.Context) error {
 	s.st.ListenAnswers(ctx, s.remoteAnswer, func(err error) { s.log.Error("answers from terminals", "err", err) })
 	return nil
@@ -50,7 +52,7 @@ func (s *Server) remoteAnswer(ctx context.Context, req store.AnswerRequest) stor
 		return fail("Parley could not read that answer.")
 	}
 	resp.By = v.Name
-	err = s.sup.Answer(ctx, sess.ID, s.starter(sess), in.ID, resp)
+	err = s.runs.Answer(ctx, sess.ID, s.starter(sess), in.ID, resp)
 	if errors.Is(err, runner.ErrRunEnded) || errors.Is(err, runner.ErrNotPending) || errors.Is(err, runner.ErrNotFound) {
 		err = s.whyClosed(ctx, sess.ID, in.ID)
 	}

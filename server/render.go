@@ -11,6 +11,7 @@ import (
 
 	"github.com/a-h/templ"
 
+	"parley/runner"
 	"parley/store"
 	"parley/views"
 )
@@ -30,6 +31,20 @@ type renderer struct {
 	completed map[string]string // backlog: message id → its completed text
 	skipped   map[string]bool   // backlog: messages whose stream was not sent
 	skipping  bool              // backlog: inside a completed message's stream
+	// paged: the backlog is read a page at a time, so completed holds the
+	// ids of completed messages but not their texts; a skipped stream
+	// leaves an empty block that the completed message replaces in place.
+	paged bool
+}
+
+// newPagedRenderer prepares to replay a backlog page by page; completed
+// are the ids of the messages that complete in it (store.CompletedMessages).
+func newPagedRenderer(completed map[string]bool) *renderer {
+	r := &renderer{backlog: true, paged: true, completed: make(map[string]string, len(completed)), skipped: map[string]bool{}}
+	for id := range completed {
+		r.completed[id] = ""
+	}
+	return r
 }
 
 // newBacklogRenderer prepares to replay evs.
@@ -109,7 +124,7 @@ func (r *renderer) components(e store.Event) []templ.Component {
 	case "user":
 		return toolResults(e.Payload)
 	case "result":
-		return []templ.Component{turnResult(e), views.Status("idle", true)}
+		return []templ.Component{turnResult(e), views.Status(runner.TurnOutcome(e.Payload), true)}
 	case "input_requested":
 		return askRequested(e)
 	case "input_resolved":
@@ -171,6 +186,9 @@ func (r *renderer) stream(payload []byte) []templ.Component {
 		r.skipping = r.backlog && done
 		if r.skipping {
 			r.skipped[s.Event.Message.ID] = true
+			if r.paged {
+				return []templ.Component{appendTo(views.AssistantLive(s.Event.Message.ID))}
+			}
 			if text == "" {
 				return nil
 			}
@@ -202,7 +220,7 @@ func (r *renderer) assistant(payload []byte) []templ.Component {
 			}
 			// A message whose stream this backlog skipped was shown whole
 			// where its stream began; any other has a block to replace.
-			if !r.skipped[a.Message.ID] {
+			if !r.skipped[a.Message.ID] || r.paged {
 				out = append(out, views.AssistantText(a.Message.ID, b.Text, true))
 			}
 		case "thinking":
@@ -266,20 +284,25 @@ func runEnded(e store.Event) []templ.Component {
 		ExitCode int    `json:"exit_code"`
 		Reason   string `json:"reason"`
 		Stderr   string `json:"stderr"`
+		Status   string `json:"status"` // the session's status after the run; absent in older logs
 	}
 	_ = json.Unmarshal(e.Payload, &p)
 	if p.ExitCode == 0 {
-		return []templ.Component{views.Status("idle", true)}
+		return []templ.Component{views.Status(orText(p.Status, runner.StatusEnded), true)}
+	}
+	if strings.HasPrefix(p.Reason, "stopped by Parley") && p.Status == runner.StatusInterrupted {
+		// A spending limit or the watchdog ended it, and said so already.
+		return []templ.Component{views.Status(p.Status, true)}
 	}
 	if strings.HasPrefix(p.Reason, "stopped by Parley") {
 		return []templ.Component{appendTo(views.Notice(e.Seq, "info",
-			"Claude's process was stopped by Parley; the next message resumes the session.")), views.Status("idle", true)}
+			"Claude's process was stopped by Parley; the next message resumes the session.")), views.Status(orText(p.Status, runner.StatusEnded), true)}
 	}
 	text := "The Claude process ended (" + p.Reason + ")."
 	if s := strings.TrimSpace(p.Stderr); s != "" {
 		text += " " + lastLines(s, 3)
 	}
-	return []templ.Component{appendTo(views.Notice(e.Seq, "error", text)), views.Status("failed", true)}
+	return []templ.Component{appendTo(views.Notice(e.Seq, "error", text)), views.Status(orText(p.Status, runner.StatusError), true)}
 }
 
 func systemEvent(e store.Event) []templ.Component {

@@ -37,6 +37,8 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /projects/{id}/history", s.handleHistory())
 	mux.Handle("POST /sessions/{id}/rename", s.handleSessionRename())
 	mux.Handle("POST /sessions/{id}/archive", s.handleSessionArchive())
+	mux.Handle("POST /sessions/{id}/worktree/merge", s.handleWorktree(s.mergeWorktree))
+	mux.Handle("POST /sessions/{id}/worktree/discard", s.handleWorktree(s.discardWorktree))
 	mux.Handle("GET /sessions/{id}/export.md", s.handleExportMarkdown())
 	mux.Handle("GET /sessions/{id}/export.json", s.handleExportJSON())
 	mux.Handle("GET /inbox", s.handleInbox())
@@ -48,6 +50,8 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("/mcp", s.mcp)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static.FS)))
 	mux.Handle("GET /healthz", s.handleHealth())
+	mux.Handle("GET /readyz", s.handleReady())
+	mux.Handle("GET /metrics", s.handleMetrics())
 	return securityHeaders(limit.Body(defaultBodyBytes, bodyLimitFor, s.tooLarge,
 		refuseNUL(s, s.checkOrigin(s.authenticate(s.checkCSRF(mux))))))
 }

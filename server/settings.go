@@ -43,7 +43,11 @@ func (s *Server) handleSettings() http.Handler {
 			s.fail(w, r, err)
 			return
 		}
-		sv := s.settingsView(p, v, formOf(p))
+		sv, err := s.withLimits(r.Context(), p, s.settingsView(p, v, formOf(p)))
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
 		sv.Saved = r.URL.Query().Get("saved") == "1"
 		if sv.Asks, err = s.askSettingsForm(r.Context(), p.ID); err != nil {
 			s.fail(w, r, err)
@@ -73,6 +77,7 @@ func (s *Server) handleSettingsSave() http.Handler {
 		if msg := modeRefusal(c, s.runEUID(), os.Getenv); msg != "" {
 			errs["permission_mode"] = msg
 		}
+		limits, lf := parseLimits(r, errs)
 		workspace := p.Workspace
 		if v.Admin {
 			if msg := s.checkWorkspace(f.Workspace); msg != "" {
@@ -81,12 +86,16 @@ func (s *Server) handleSettingsSave() http.Handler {
 			workspace = f.Workspace
 		}
 		if len(errs) > 0 {
-			sv := s.settingsView(p, v, f)
-			sv.Errors = errs
+			sv, _ := s.withLimits(r.Context(), p, s.settingsView(p, v, f))
+			sv.Errors, sv.Limits = errs, lf
 			s.renderSettings(w, r, http.StatusBadRequest, sv)
 			return
 		}
 		if err := s.st.UpdateProjectSettings(r.Context(), p.ID, c, workspace); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if err := s.st.SetProjectLimits(r.Context(), p.ID, limits); err != nil {
 			s.fail(w, r, err)
 			return
 		}
@@ -233,6 +242,12 @@ func (s *Server) renderSettings(w http.ResponseWriter, r *http.Request, status i
 		s.fail(w, r, err)
 		return
 	}
+	u, err := s.st.ProjectUsage(r.Context(), sv.ProjectID, 30)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	sv.Usage = views.Usage{Requests: u.Requests, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, Limited: u.Limited}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	_ = views.SettingsPage(sv).Render(r.Context(), w)

@@ -112,7 +112,7 @@ func (c *wsConn) handle(ctx context.Context, m wsMessage) error {
 
 // stopTurn is Stop, from the page or the MCP tool interrupt.
 func (s *Server) stopTurn(ctx context.Context, sess store.Session, by string) error {
-	if err := s.sup.Interrupt(ctx, sess.ID, by); errors.Is(err, runner.ErrRunEnded) {
+	if err := s.runs.Interrupt(ctx, sess.ID, by); errors.Is(err, runner.ErrRunEnded) {
 		return badRequest("Claude is not running in this session.")
 	} else if err != nil {
 		return err
@@ -132,7 +132,7 @@ func (c *wsConn) prompt(ctx context.Context, m wsMessage) error {
 	if err := c.s.allowPrompt(v.ID); err != nil {
 		return err
 	}
-	return c.s.sup.Prompt(ctx, sess.ID, c.s.starter(sess), text, v.Name)
+	return c.s.prompt(ctx, sess, text, v.Name)
 }
 
 func (c *wsConn) answer(ctx context.Context, m wsMessage) error {

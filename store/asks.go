@@ -86,10 +86,11 @@ func (s *Store) ExpiredInputs(ctx context.Context, now time.Time) ([]ExpiringInp
 	return due, next, nil
 }
 
-// SettleWaiting sets a waiting session with no pending input left to idle.
+// SettleWaiting sets a waiting session with no pending input left to ended
+// (its process is gone; the next message resumes it).
 func (s *Store) SettleWaiting(ctx context.Context, sessionID string) error {
 	_, err := s.pool.Exec(ctx, `
-		UPDATE sessions SET status = 'idle', updated_at = now()
+		UPDATE sessions SET status = 'ended', updated_at = now()
 		WHERE id = $1 AND status = 'waiting'
 			AND NOT EXISTS (SELECT 1 FROM inputs WHERE session_id = $1 AND status = 'pending')`, sessionID)
 	if err != nil {

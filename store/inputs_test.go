@@ -116,7 +116,7 @@ func TestRecoverAfterRestart(t *testing.T) {
 	}
 	s.SetSessionStatus(ctx, a.ID, "waiting")
 	s.SetSessionStatus(ctx, b.ID, "running")
-	s.SetSessionStatus(ctx, c.ID, "failed")
+	s.SetSessionStatus(ctx, c.ID, "error")
 
 	n, err := s.RecoverAfterRestart(ctx)
 	if err != nil {
@@ -138,7 +138,7 @@ func TestRecoverAfterRestart(t *testing.T) {
 	}{
 		{a, "waiting", []string{detachedPayload(in1, in2)}},
 		{b, "waiting", nil},
-		{c, "failed", nil},
+		{c, "error", nil},
 	} {
 		got, _ := s.GetSession(ctx, tt.sess.ID)
 		if got.Status != tt.status {

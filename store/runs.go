@@ -10,7 +10,7 @@ import (
 func (s *Store) StartRun(ctx context.Context, sessionID string, pid int) (int64, error) {
 	var id int64
 	err := s.pool.QueryRow(ctx,
-		`INSERT INTO runs (session_id, pid) VALUES ($1, $2) RETURNING id`, sessionID, pid).Scan(&id)
+		`INSERT INTO runs (session_id, pid, replica_id) VALUES ($1, $2, $3) RETURNING id`, sessionID, pid, s.replica).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("start run of session %s: %w", sessionID, err)
 	}
@@ -41,7 +41,7 @@ func (s *Store) EndRun(ctx context.Context, runID int64, exitCode int, reason st
 // transaction: open runs end with reason "server restarted"; pending inputs stay pending (an
 // answer resumes the session), and those whose run was still open get an "input_detached" event
 // at their session's next seq, so pages say the answer will resume the session; running or
-// waiting sessions become waiting if they have a pending input, else idle. It returns the number
+// waiting sessions become waiting if they have a pending input, else ended. It returns the number
 // of inputs detached.
 //
 // It assumes no run is live anywhere, so call it at startup before any run starts.
@@ -77,7 +77,7 @@ func (s *Store) RecoverAfterRestart(ctx context.Context) (int, error) {
 	if _, err := tx.Exec(ctx, `
 		UPDATE sessions s SET updated_at = now(),
 			status = CASE WHEN EXISTS (SELECT 1 FROM inputs i WHERE i.session_id = s.id AND i.status = 'pending')
-				THEN 'waiting' ELSE 'idle' END
+				THEN 'waiting' ELSE 'ended' END
 		WHERE status IN ('running', 'waiting')`); err != nil {
 		return 0, fmt.Errorf("recover after restart: reset sessions: %w", err)
 	}

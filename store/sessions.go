@@ -82,18 +82,35 @@ func (s *Store) SetClaudeSessionID(ctx context.Context, id, claudeSessionID stri
 		`UPDATE sessions SET claude_session_id = $2, claude_started = false, updated_at = now() WHERE id = $1`, claudeSessionID)
 }
 
-// SetSessionStatus sets the session's status: idle, running, waiting, ended or failed.
+// SetSessionStatus sets the session's status: idle, running, waiting,
+// completed, interrupted, error or ended.
 func (s *Store) SetSessionStatus(ctx context.Context, id, status string) error {
 	return s.updateSession(ctx, "set status "+status, id,
 		`UPDATE sessions SET status = $2, updated_at = now() WHERE id = $1`, status)
 }
 
-// AddSessionUsage adds a run's cost and turns to the session's totals.
+// AddSessionUsage adds a turn's cost and turns to the session's totals and
+// to its project's spending of the day (turn_costs).
 func (s *Store) AddSessionUsage(ctx context.Context, id string, costUSD float64, turns int) error {
-	return s.updateSession(ctx, "add usage", id, `
-		UPDATE sessions
-		SET total_cost_usd = total_cost_usd + $2, num_turns = num_turns + $3, updated_at = now()
-		WHERE id = $1`, costUSD, turns)
+	var n int
+	err := s.pool.QueryRow(ctx, `
+		WITH s AS (
+			UPDATE sessions
+			SET total_cost_usd = total_cost_usd + $2, num_turns = num_turns + $3, updated_at = now()
+			WHERE id = $1
+			RETURNING project_id
+		), c AS (
+			INSERT INTO turn_costs (project_id, session_id, cost_usd)
+			SELECT project_id, $1, $2 FROM s WHERE $2 > 0
+		)
+		SELECT count(*) FROM s`, id, costUSD, turns).Scan(&n)
+	if err != nil {
+		return fmt.Errorf("session %s: add usage: %w", id, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("session %s: add usage: %w", id, ErrNotFound)
+	}
+	return nil
 }
 
 // updateSession runs an UPDATE on one session and reports ErrNotFound when it matched no row.

@@ -14,8 +14,12 @@ func statusText(status string) string {
 		return "Claude is working"
 	case "waiting":
 		return "waiting for you"
-	case "failed":
-		return "failed"
+	case "completed":
+		return "completed"
+	case "interrupted":
+		return "interrupted"
+	case "error", "failed":
+		return "error"
 	case "ended":
 		return "ended"
 	default:

@@ -55,6 +55,9 @@ type Step struct {
 	// retried at once without an event; 413 ends the turn (is_error result).
 	// Each retry is a new request and consumes the next step.
 	Status int
+	// InputTokens is the usage the reply reports (10 if 0), so a test can
+	// make a step cost money: the CLI prices usage by the model's rates.
+	InputTokens int
 }
 
 // Scenario is the ordered script of model responses.
@@ -219,7 +222,8 @@ func (s *Server) pick(req *Request) (Step, reply) {
 		step = Step{Text: ExhaustedText}
 	}
 	rep := reply{model: req.Model, text: step.Text, chunks: step.Chunks,
-		chunkDelay: step.ChunkDelay, hold: step.Hold, toolName: step.ToolName, toolInput: step.ToolInput}
+		chunkDelay: step.ChunkDelay, hold: step.Hold, toolName: step.ToolName, toolInput: step.ToolInput,
+		inputTokens: step.InputTokens}
 	if _, text, _, ok := req.LastToolResult(); ok {
 		rep.text = strings.ReplaceAll(rep.text, ToolResultPlaceholder, text)
 	}

@@ -38,6 +38,8 @@ type reply struct {
 	toolID     string
 	toolName   string
 	toolInput  any
+	// inputTokens is the usage reported in message_start (10 if 0).
+	inputTokens int
 }
 
 // stream writes a whole streamed message. It returns early, without
@@ -53,7 +55,7 @@ func (r reply) stream(ctx context.Context, w http.ResponseWriter) {
 	out.event("message_start", map[string]any{"message": map[string]any{
 		"id": "msg_fake_" + randomHex(8), "type": "message", "role": "assistant",
 		"model": r.model, "content": []any{}, "stop_reason": nil, "stop_sequence": nil,
-		"usage": map[string]any{"input_tokens": 10, "output_tokens": 1},
+		"usage": map[string]any{"input_tokens": max(r.inputTokens, 10), "output_tokens": 1},
 	}})
 	index := 0
 	if r.text != "" {

@@ -1,0 +1,128 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"parley/runner"
+	"parley/store"
+)
+
+// Spending limits. A project may limit what one session spends over its
+// life and what all its sessions spend in a day (UTC). The pinned CLI
+// honours --max-budget-usd (measured: it ends the turn before its next model
+// request once the process has spent more, with a result of subtype
+// error_max_budget_usd), so each process gets what is left of the tighter
+// limit when it starts; the runner ends it when the CLI reports the limit,
+// and every prompt is checked here first, so a new turn never starts over
+// a limit.
+
+// prompt sends a member's turn, unless a spending limit is reached.
+func (s *Server) prompt(ctx context.Context, sess store.Session, text, by string) error {
+	if err := s.checkBudget(ctx, sess); err != nil {
+		return err
+	}
+	return s.runs.Prompt(ctx, sess.ID, s.starter(sess), text, by)
+}
+
+// checkBudget refuses with the sentence a member sees when the session or
+// its project has reached a spending limit.
+func (s *Server) checkBudget(ctx context.Context, sess store.Session) error {
+	l, err := s.st.ProjectLimits(ctx, sess.ProjectID)
+	if err != nil || (l.SessionBudgetUSD == 0 && l.DailyBudgetUSD == 0) {
+		return err
+	}
+	sp, err := s.st.Spending(ctx, sess.ID)
+	if err != nil {
+		return err
+	}
+	if _, reached := budgetLeft(l, sp); reached != "" {
+		return &httpError{http.StatusForbidden, reached + " An owner can raise the limit in the project's settings."}
+	}
+	return nil
+}
+
+// budgetLeft is what the session may still spend under the tighter of the
+// project's limits (-1 = no limit), or the sentence that says which limit
+// is reached.
+func budgetLeft(l store.ProjectLimits, sp store.Spending) (left float64, reached string) {
+	left = -1
+	if l.SessionBudgetUSD > 0 {
+		if sp.SessionUSD >= l.SessionBudgetUSD {
+			return 0, "This session has spent " + usd(sp.SessionUSD) + ", its limit is " + usd(l.SessionBudgetUSD) + "."
+		}
+		left = l.SessionBudgetUSD - sp.SessionUSD
+	}
+	if l.DailyBudgetUSD > 0 {
+		if sp.TodayUSD >= l.DailyBudgetUSD {
+			return 0, "The project has spent " + usd(sp.TodayUSD) + " today, its daily limit is " + usd(l.DailyBudgetUSD) + "."
+		}
+		if d := l.DailyBudgetUSD - sp.TodayUSD; left < 0 || d < left {
+			left = d
+		}
+	}
+	return left, ""
+}
+
+// applyLimits sets a run's watchdog and spending limit from its project's
+// settings and the server's defaults.
+func (s *Server) applyLimits(ctx context.Context, o *runner.Options, sess store.Session) error {
+	l, err := s.st.ProjectLimits(ctx, sess.ProjectID)
+	if err != nil {
+		return err
+	}
+	o.StallTimeout = s.cfg.StallTimeout
+	if l.StallSeconds > 0 {
+		o.StallTimeout = time.Duration(l.StallSeconds) * time.Second
+	}
+	if l.SessionBudgetUSD == 0 && l.DailyBudgetUSD == 0 {
+		return nil
+	}
+	sp, err := s.st.Spending(ctx, sess.ID)
+	if err != nil {
+		return err
+	}
+	left, reached := budgetLeft(l, sp)
+	if reached != "" {
+		return &httpError{http.StatusForbidden, reached + " An owner can raise the limit in the project's settings."}
+	}
+	o.ExtraArgs = append(o.ExtraArgs, "--max-budget-usd", strconv.FormatFloat(left, 'f', 6, 64))
+	o.BudgetCheck = func(ctx context.Context) string { return s.budgetCheck(ctx, sess) }
+	return nil
+}
+
+// budgetCheck is the notice a session shows after a turn that reached a
+// spending limit, or "".
+func (s *Server) budgetCheck(ctx context.Context, sess store.Session) string {
+	l, err1 := s.st.ProjectLimits(ctx, sess.ProjectID)
+	sp, err2 := s.st.Spending(ctx, sess.ID)
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	if _, reached := budgetLeft(l, sp); reached != "" {
+		return "Claude stopped: the spending limit was reached. " + reached + " An owner can raise the limit in the project's settings."
+	}
+	return ""
+}
+
+// budgetLine is what the session page says about spending and limits; ""
+// when the project sets none.
+func budgetLine(l store.ProjectLimits, sp store.Spending) string {
+	var parts []string
+	if l.SessionBudgetUSD > 0 {
+		parts = append(parts, "this session "+usd(sp.SessionUSD)+" of "+usd(l.SessionBudgetUSD))
+	}
+	if l.DailyBudgetUSD > 0 {
+		parts = append(parts, "the project today "+usd(sp.TodayUSD)+" of "+usd(l.DailyBudgetUSD))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Spending limits: " + strings.Join(parts, "; ") + "."
+}
+
+func usd(v float64) string { return fmt.Sprintf("$%.2f", v) }

@@ -1,0 +1,182 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"path/filepath"
+
+	"parley/store"
+	"parley/worktree"
+)
+
+// Per-session worktrees. When a project's workspace is a git repository
+// (its top directory, with a branch checked out), each session works in
+// its own `git worktree` under <data dir>/projects/N/worktrees/<session>,
+// on branch parley/<session> made from the checked-out branch at the
+// session's first run and kept across resumes. Any other workspace is
+// shared by the project's sessions, as before.
+
+// WorktreeDir is where a session's worktree lives: outside the repository.
+func WorktreeDir(dataDir string, projectID int64, sessionID string) string {
+	return filepath.Join(projectDir(dataDir, projectID), "worktrees", sessionID)
+}
+
+// branchFor is a session's branch.
+func branchFor(sessionID string) string { return "parley/" + sessionID }
+
+// sessionWorkspace is the directory a session's process works in, and the
+// directories outside it the run must write: the session's worktree and
+// its repository (which holds the worktree's .git data), or the shared
+// workspace.
+func (s *Server) sessionWorkspace(ctx context.Context, p store.Project, sess store.Session, workspace string) (string, []string, error) {
+	base, ok := s.git.BaseBranch(ctx, workspace)
+	if !ok {
+		return workspace, nil, nil
+	}
+	wt, err := s.st.SessionWorktree(ctx, sess.ID)
+	if err != nil {
+		return "", nil, err
+	}
+	if wt.Branch == "" {
+		wt.Branch, wt.Base = branchFor(sess.ID), base
+	}
+	dir := WorktreeDir(s.cfg.DataDir, p.ID, sess.ID)
+	created, err := s.git.Ensure(ctx, workspace, dir, wt.Branch, wt.Base)
+	if err != nil {
+		return "", nil, fmt.Errorf("create the session's worktree: %w", err)
+	}
+	// The same CLAUDE.md as the shared workspace; the settings reach the
+	// CLI as flags, wherever it works.
+	if err := writeClaudeMD(dir, p.Instructions); err != nil {
+		return "", nil, fmt.Errorf("worktree of session %s: %w", sess.ID, err)
+	}
+	if created {
+		if err := worktree.MatchOwner(dir, workspace); err != nil {
+			return "", nil, fmt.Errorf("worktree of session %s: %w", sess.ID, err)
+		}
+		s.log.Info("session worktree created", "session_id", sess.ID, "branch", wt.Branch, "base", wt.Base, "dir", dir)
+	}
+	if wt.State != store.WorktreeActive {
+		wt.State = store.WorktreeActive
+		if err := s.st.SetSessionWorktree(ctx, wt); err != nil {
+			return "", nil, err
+		}
+	}
+	return dir, []string{workspace}, nil
+}
+
+// worktreeAction is a member's merge or discard of a session's worktree.
+type worktreeAction func(ctx context.Context, repo, dir string, wt store.SessionWorktree, c worktree.Commit) (store.SessionWorktree, string, error)
+
+// handleWorktree runs act on the session's worktree, then shows the
+// session page again with what happened. It refuses while Claude works in
+// the session or waits for an answer; otherwise a live, idle process is
+// ended first (the next message resumes it), so nothing writes into the
+// worktree while git commits and merges it.
+func (s *Server) handleWorktree(act worktreeAction) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sess, v, err := s.authorizeSession(r.Context(), r, r.PathValue("id"), actPrompt)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		wt, err := s.st.SessionWorktree(r.Context(), sess.ID)
+		if err == nil && wt.Branch == "" {
+			err = badRequest("This session has no branch of its own: its project's workspace is not a git repository, or it has not run yet.")
+		}
+		if err == nil && (sess.Status == "running" || sess.Status == "waiting") {
+			err = &httpError{http.StatusConflict, "Claude is working in this session or waiting for an answer: stop it or let the turn end, then try again."}
+		}
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		p, err := s.st.GetProject(r.Context(), sess.ProjectID)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		s.sup.Stop(sess.ID)
+		repo, dir := WorkspaceDir(s.cfg.DataDir, p), WorktreeDir(s.cfg.DataDir, p.ID, sess.ID)
+		c := worktree.Commit{Author: v.Name, Message: "Parley session: " + orText(sess.Title, sess.ID)}
+		wt, done, err := act(r.Context(), repo, dir, wt, c)
+		if err != nil {
+			s.renderSession(w, r, sess, worktreeFailure(err))
+			return
+		}
+		if err := s.st.SetSessionWorktree(r.Context(), wt); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		http.Redirect(w, r, "/sessions/"+sess.ID+"?worktree="+done, http.StatusSeeOther)
+	})
+}
+
+// mergeWorktree merges the session's branch into its base.
+func (s *Server) mergeWorktree(ctx context.Context, repo, dir string, wt store.SessionWorktree, c worktree.Commit) (store.SessionWorktree, string, error) {
+	merged, err := s.git.Merge(ctx, repo, dir, wt.Branch, wt.Base, c)
+	if err != nil {
+		return wt, "", err
+	}
+	wt.State = store.WorktreeMerged
+	if !merged {
+		return wt, "uptodate", nil
+	}
+	return wt, "merged", nil
+}
+
+// discardWorktree removes the session's worktree and keeps its branch.
+func (s *Server) discardWorktree(ctx context.Context, repo, dir string, wt store.SessionWorktree, c worktree.Commit) (store.SessionWorktree, string, error) {
+	c.Message = "Parley: work of a discarded session, " + c.Message
+	if err := s.git.Discard(ctx, repo, dir, c); err != nil {
+		return wt, "", err
+	}
+	wt.State = store.WorktreeDiscarded
+	return wt, "discarded", nil
+}
+
+// worktreeFailure is what the page says about a merge or discard that
+// did not happen.
+func worktreeFailure(err error) pageNote {
+	var c *worktree.ConflictError
+	var g *worktree.Error
+	switch {
+	case errors.As(err, &c):
+		return pageNote{Error: "Not merged: the session's branch and the base branch both changed the same lines. Nothing was changed; " +
+			"resolve the conflict (for example ask Claude to merge the base branch into the session), then merge again.", Files: c.Files}
+	case errors.Is(err, worktree.ErrNotOnBase):
+		return pageNote{Error: "Not merged: " + err.Error() + ". Check out the base branch in the project's workspace, then merge again."}
+	case errors.As(err, &g):
+		return pageNote{Error: "Git refused: " + g.Stderr + " Nothing was changed."}
+	}
+	return pageNote{Error: "That did not work: " + err.Error()}
+}
+
+// removeWorktrees deletes the worktrees and branches of a project's
+// sessions, when the project is deleted.
+func (s *Server) removeWorktrees(ctx context.Context, p store.Project) {
+	list, err := s.st.ProjectWorktrees(ctx, p.ID)
+	if err != nil {
+		s.log.Warn("list worktrees of a deleted project", "project_id", p.ID, "err", err)
+		return
+	}
+	repo := WorkspaceDir(s.cfg.DataDir, p)
+	for _, wt := range list {
+		err := s.git.Remove(ctx, repo, WorktreeDir(s.cfg.DataDir, p.ID, wt.SessionID))
+		if err == nil {
+			err = s.git.DeleteBranch(ctx, repo, wt.Branch)
+		}
+		if err != nil {
+			s.log.Warn("remove a session's worktree", "session_id", wt.SessionID, "branch", wt.Branch, "err", err)
+		}
+	}
+}
+
+func orText(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -1,0 +1,182 @@
+// Package worktree gives each session of a project whose workspace is a git
+// repository its own `git worktree` on its own branch, and shows, merges
+// and discards that branch. It wraps the git CLI.
+package worktree
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Git runs the git CLI.
+type Git struct {
+	bin string
+}
+
+// New returns a Git that runs bin ("" = git on PATH).
+func New(bin string) *Git {
+	if bin == "" {
+		bin = "git"
+	}
+	return &Git{bin: bin}
+}
+
+// run runs git in dir and returns its stdout. The repository may belong to
+// another user (runs execute as a per-project uid), so every directory is
+// trusted explicitly: -c safe.directory=*.
+func (g *Git) run(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, g.bin, append([]string{"-c", "safe.directory=*", "-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), append([]string{"GIT_TERMINAL_PROMPT=0", "LC_ALL=C"}, env...)...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return out.String(), &Error{Args: args, Stderr: strings.TrimSpace(errb.String()), Err: err}
+	}
+	return out.String(), nil
+}
+
+// Error is a failed git command, with what git printed.
+type Error struct {
+	Args   []string
+	Stderr string
+	Err    error
+}
+
+func (e *Error) Error() string {
+	msg := e.Stderr
+	if msg == "" {
+		msg = e.Err.Error()
+	}
+	return "git " + strings.Join(e.Args, " ") + ": " + msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// exitCode is the exit status of a failed git command, or -1.
+func exitCode(err error) int {
+	var x *exec.ExitError
+	if errors.As(err, &x) {
+		return x.ExitCode()
+	}
+	return -1
+}
+
+// BaseBranch says whether repo is the top of a git work tree with at least
+// one commit and a branch checked out, and names that branch: the base a
+// session's branch starts from and merges into. ok is false for a
+// directory that is not such a repository (Parley then shares it).
+func (g *Git) BaseBranch(ctx context.Context, repo string) (branch string, ok bool) {
+	top, err := g.run(ctx, repo, nil, "rev-parse", "--show-toplevel")
+	if err != nil || !sameDir(strings.TrimSpace(top), repo) {
+		return "", false
+	}
+	if _, err := g.run(ctx, repo, nil, "rev-parse", "--verify", "-q", "HEAD"); err != nil {
+		return "", false // no commit yet: nothing to branch from
+	}
+	b, err := g.run(ctx, repo, nil, "symbolic-ref", "--short", "-q", "HEAD")
+	if err != nil || strings.TrimSpace(b) == "" {
+		return "", false // a detached HEAD has no branch to merge into
+	}
+	return strings.TrimSpace(b), true
+}
+
+func sameDir(a, b string) bool {
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
+}
+
+// generated are the files Parley writes into every workspace; a session's
+// commit must not carry them into the base branch.
+var generated = []string{"/CLAUDE.md", "/.claude/settings.local.json"}
+
+// Ensure makes dir a worktree of repo on branch: kept as it is when it is
+// one already, checked out from branch when the branch exists (a discarded
+// worktree comes back with its work), else on a new branch from base.
+func (g *Git) Ensure(ctx context.Context, repo, dir, branch, base string) (created bool, err error) {
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil {
+		return false, nil
+	}
+	// A worktree whose directory was removed by hand leaves metadata that
+	// would refuse the add.
+	if _, err := g.run(ctx, repo, nil, "worktree", "prune"); err != nil {
+		return false, err
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o750); err != nil {
+		return false, fmt.Errorf("worktree parent: %w", err)
+	}
+	if g.hasBranch(ctx, repo, branch) {
+		_, err = g.run(ctx, repo, nil, "worktree", "add", dir, branch)
+	} else {
+		_, err = g.run(ctx, repo, nil, "worktree", "add", "-b", branch, dir, base)
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, g.exclude(ctx, repo)
+}
+
+func (g *Git) hasBranch(ctx context.Context, repo, branch string) bool {
+	_, err := g.run(ctx, repo, nil, "rev-parse", "--verify", "-q", "refs/heads/"+branch)
+	return err == nil
+}
+
+// exclude lists Parley's generated files in the repository's info/exclude,
+// shared by all its worktrees, so a session's commit leaves them out.
+func (g *Git) exclude(ctx context.Context, repo string) error {
+	common, err := g.run(ctx, repo, nil, "rev-parse", "--path-format=absolute", "--git-common-dir")
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(strings.TrimSpace(common), "info", "exclude")
+	old, _ := os.ReadFile(path)
+	var add []string
+	for _, p := range generated {
+		if !bytes.Contains(old, []byte("\n"+p+"\n")) && !bytes.HasPrefix(old, []byte(p+"\n")) {
+			add = append(add, p)
+		}
+	}
+	if len(add) == 0 {
+		return nil
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("info/exclude: %w", err)
+	}
+	text := "# Written by Parley: files it generates in every worktree.\n" + strings.Join(add, "\n") + "\n"
+	if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
+		text = "\n" + text
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return fmt.Errorf("info/exclude: %w", err)
+	}
+	_, err = f.WriteString(text)
+	return errors.Join(err, f.Close())
+}
+
+// Remove deletes the worktree at dir and its metadata; its branch stays.
+func (g *Git) Remove(ctx context.Context, repo, dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		if _, err := g.run(ctx, repo, nil, "worktree", "remove", "--force", "--force", dir); err != nil {
+			return err
+		}
+	}
+	_, err := g.run(ctx, repo, nil, "worktree", "prune")
+	return err
+}
+
+// DeleteBranch deletes branch from repo; a branch that is gone already is
+// not an error.
+func (g *Git) DeleteBranch(ctx context.Context, repo, branch string) error {
+	if !g.hasBranch(ctx, repo, branch) {
+		return nil
+	}
+	_, err := g.run(ctx, repo, nil, "branch", "-D", branch)
+	return err
+}
