@@ -51,8 +51,12 @@ ANSWER, by the kind of ask:
               with this input instead), --always, --deny [--reason WHY]
   plan        --approve [--mode default|acceptEdits], --changes --reason WHAT
 
-The database is found as for "parley user" (--database-url, --data-dir); the
-answer reaches the running server through it, so "parley serve" must be up.
+With --user (or PARLEY_USER) the command works on the server's database, found
+as for "parley user" (--database-url, --data-dir); the answer reaches the
+running server through it, so "parley serve" must be up. With PARLEY_TOKEN (an
+API token, as for "parley mcp") and PARLEY_URL (default http://127.0.0.1:8080)
+it goes through the server's MCP interface instead; --always and --input then
+need the page.
 `
 
 // Run runs `parley asks` with args (what follows "asks") for c.
@@ -125,7 +129,11 @@ func List(w io.Writer, list []Ask) error {
 		if a.Detached {
 			state = " (its process has ended: an answer resumes the session)"
 		}
-		fmt.Fprintf(w, "%s  %s  %s / %s  %s%s\n", a.ID, a.Kind, a.Project, a.Session, a.Asked.Local().Format("2006-01-02 15:04"), state)
+		when := ""
+		if !a.Asked.IsZero() {
+			when = "  " + a.Asked.Local().Format("2006-01-02 15:04")
+		}
+		fmt.Fprintf(w, "%s  %s  %s / %s%s%s\n", a.ID, a.Kind, a.Project, a.Session, when, state)
 		for _, line := range describe(a.AskPayload) {
 			fmt.Fprintln(w, "    "+line)
 		}

@@ -92,7 +92,11 @@ func AnsweredText(f Form, replies []Reply) string {
 		if i < len(replies) {
 			r = replies[i]
 		}
-		fmt.Fprintf(&b, "\n%d. %s → %s", i+1, quoteText(q.Question), shortReply(r))
+		id := ""
+		if q.ID != "" {
+			id = "[" + q.ID + "] "
+		}
+		fmt.Fprintf(&b, "\n%d. %s%s → %s", i+1, id, quoteText(q.Question), shortReply(r))
 	}
 	return b.String()
 }

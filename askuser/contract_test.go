@@ -34,6 +34,9 @@ func TestServeIDsTimeoutAndCancelled(t *testing.T) {
 	if want := `{"lang":{"selected":["Go"],"text":""},"name":{"selected":[],"text":"billing"}}`; string(byID) != want {
 		t.Errorf("answersById = %s, want %s", byID, want)
 	}
+	if got, want := resultText(t, res), "The user answered your questions:\n1. [name] “Name?” → “billing”\n2. [lang] “Language?” → Go"; got != want {
+		t.Errorf("text = %q, want %q", got, want)
+	}
 	asked := asker.questions()
 	if len(asked) != 1 || asked[0].TimeoutSeconds != 45 || asked[0].Questions[0].ID != "name" {
 		t.Errorf("relayed form = %+v, want timeout 45 and ids", asked)

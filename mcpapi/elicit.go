@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -83,6 +84,13 @@ func (e *elicitor) run(ctx context.Context, ss *mcp.ServerSession, u User, id st
 					delete(open, iid)
 				}
 			}
+		}
+		// At most one re-read per coalesce period: a streamed reply changes
+		// the log many times a second, and a new ask can wait 100 ms.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(coalesce):
 		}
 		select {
 		case <-ctx.Done():

@@ -103,6 +103,13 @@ func New(ctx context.Context, s Sessions, a Authenticate, log *slog.Logger) *Ser
 	return srv
 }
 
+// Wait returns once the goroutines that feed subscriptions and
+// elicitations have ended, which they do when New's ctx ends.
+func (s *Server) Wait() {
+	s.watch.wg.Wait()
+	s.elicit.wg.Wait()
+}
+
 const instructions = `Parley runs Claude Code sessions for teams. create_session starts one in a project; the people of the project watch it live in Parley's web chat and may answer its asks too. Follow a session with get_status or by subscribing to its resource parley://sessions/{id}; answer its pendingInputs with respond (the first answer wins, from here or from the page).`
 
 // Handler serves MCP's streamable HTTP transport. Every request must carry
@@ -112,6 +119,13 @@ func (s *Server) Handler() http.Handler {
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		Logger:         quiet(s.log),
 		SessionTimeout: 30 * time.Minute,
+		// The SDK's DNS rebinding check refuses a request that reaches a
+		// loopback address with another Host, which is every request through
+		// a TLS proxy on the same machine. It guards servers without
+		// authentication; here every request needs a bearer token, which a
+		// rebound page does not have, and the web server refuses a
+		// cross-site Origin before /mcp is reached.
+		DisableLocalhostProtection: true,
 	})
 	return auth.RequireBearerToken(s.verify, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(h)
 }

@@ -99,6 +99,7 @@ type pendingAsk struct {
 // openAsk stores and publishes a new ask. timeout > 0 gives it a deadline,
 // after which it is resolved as timed out.
 func (r *Run) openAsk(ctx context.Context, p AskPayload, timeout time.Duration) (string, error) {
+	r.flush(ctx) // the ask's event follows the batch's in the log
 	p.InputID = uuid.NewString()
 	var deadline *time.Time
 	if timeout > 0 {
@@ -160,6 +161,7 @@ func storeStatus(s askuser.Status) string {
 // decides, then the event is published and, if the process still waits,
 // the answer delivered to it.
 func (r *Run) resolve(ctx context.Context, pa pendingAsk, status askuser.Status, resp Response) error {
+	r.flush(ctx) // the resolution's event follows the batch's in the log
 	id := pa.p.InputID
 	answer, err := json.Marshal(resp)
 	if err != nil {

@@ -20,7 +20,12 @@ func (r *Run) handleLine(ctx context.Context, l Line) {
 		return
 	}
 	if l.Type == "result" {
-		// Totals first, so whoever sees the result frame reads them updated.
+		// A turn's end is not batched: what came before it is written, then
+		// the totals, then the result, so whoever sees the result (frame or
+		// log) reads the totals and status updated, and the other way round.
+		r.flush(ctx)
+		defer func(b bool) { r.batching = b }(r.batching)
+		r.batching = false
 		r.handleResult(ctx, l.Raw)
 	}
 	if err := r.record(ctx, l.Type, l.Raw); err != nil {

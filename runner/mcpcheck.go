@@ -12,7 +12,7 @@ import (
 // goes on: Claude can still ask with its own AskUserQuestion, which reaches
 // the page as a can_use_tool request; the session says so.
 func (r *Run) checkMCP(ctx context.Context, raw json.RawMessage) {
-	if r.mcpChecked || r.spec.AskConfigPath == "" {
+	if r.mcpChecked || (r.spec.AskConfigPath == "" && r.spec.MCPConfigPath == "") {
 		return
 	}
 	r.mcpChecked = true

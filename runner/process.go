@@ -129,6 +129,7 @@ func (c Config) start(ctx context.Context, s Spec) (*process, error) {
 	cmd.Dir = s.Workspace
 	cmd.Env = runEnv(c.Env, s)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	dieWithParent(cmd.SysProcAttr)
 	cmd.Cancel = func() error {
 		// Signal the group, not just the leader: the CLI spawns MCP servers.
 		// SIGTERM first so the CLI can write its transcript (an answer

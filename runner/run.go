@@ -56,7 +56,9 @@ type Run struct {
 	lastCost     float64 // the CLI's running total_cost_usd in this process
 	started      bool    // the CLI has created the session: resume next time
 	configDir    string
-	by           turnBy // who sent the running turn; read by the model gateway
+	batching     bool    // record queues events in batch; flush writes them
+	batch        []Event // recorded, not yet written
+	by           turnBy  // who sent the running turn; read by the model gateway
 	runLimits
 }
 
@@ -113,7 +115,9 @@ func (r *Run) loop(ctx context.Context) {
 				lines = nil // stdout is at EOF; the exit comes next
 				continue
 			}
-			r.handleLine(work, l)
+			if r.handleLines(work, l, lines) {
+				lines = nil
+			}
 			r.armIdle()
 			r.markIdle()
 			if l.Type != "tool_progress" {
@@ -148,6 +152,10 @@ func (r *Run) loop(ctx context.Context) {
 // order: what browsers see is what the database holds.
 func (r *Run) record(ctx context.Context, typ string, payload []byte) error {
 	e := r.event(typ, payload)
+	if r.batching {
+		r.batch, r.seq = append(r.batch, e), e.Seq
+		return nil
+	}
 	// Bounded, so a database outage stalls the run for a while, not forever.
 	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()

@@ -210,6 +210,14 @@ func TestRunEndsWhenIdleAndResumes(t *testing.T) {
 	if !strings.Contains(string(ended.Payload), "stopped by Parley") {
 		t.Errorf("run_ended = %s; want it stopped by Parley", ended.Payload)
 	}
+	// run_ended is published just before the run leaves the supervisor's
+	// map; its loop's end (Done) comes after that.
+	if r, ok := sup.Live("s1"); ok {
+		select {
+		case <-r.Done():
+		case <-time.After(30 * time.Second):
+		}
+	}
 	if _, ok := sup.Live("s1"); ok {
 		t.Fatal("the idle run is still live")
 	}

@@ -151,34 +151,6 @@ func (s *Supervisor) announce(before []string) {
 	}
 }
 
-// startWithSlot starts the session's process in a slot already taken,
-// which the run gives back when it ends (or at once, when it is not
-// started after all).
-func (s *Supervisor) startWithSlot(ctx context.Context, sessionID string, start Starter) (*Run, error) {
-	o, err := start(ctx)
-	if err != nil {
-		s.releaseSlot()
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		s.releaseSlot()
-		return nil, errors.New("parley is shutting down")
-	}
-	if r, ok := s.runs[o.SessionID]; ok {
-		s.releaseSlot()
-		return r, nil // started meanwhile
-	}
-	r, err := s.start(o)
-	if err != nil {
-		s.releaseSlot()
-		return nil, err
-	}
-	s.runs[o.SessionID] = r
-	return r, nil
-}
-
 // enqueue puts f in line for the session and returns at once: the page
 // shows the session's place, and f runs once a slot is free. An idle run
 // is asked to end so that one is.

@@ -26,11 +26,14 @@ type Supervisor struct {
 	slots      *slots        // the cap on live processes and the line for it
 	queueObs   QueueObserver // nil: nobody is told about the line
 
-	ctx    context.Context // the server's lifetime; runs are its children
-	mu     sync.Mutex
-	runs   map[string]*Run
-	wg     sync.WaitGroup
-	closed bool
+	ctx  context.Context // the server's lifetime; runs are its children
+	mu   sync.Mutex
+	runs map[string]*Run
+	// starting marks sessions whose run is being started; the channel
+	// closes when it has started or failed to.
+	starting map[string]chan struct{}
+	wg       sync.WaitGroup
+	closed   bool
 }
 
 // Deps are a Supervisor's collaborators.
@@ -55,7 +58,7 @@ type Deps struct {
 func NewSupervisor(ctx context.Context, d Deps) *Supervisor {
 	return &Supervisor{cfg: d.Config, journal: d.Journal, pub: d.Publisher, broker: d.Broker,
 		log: d.Log, runtimeDir: d.RuntimeDir, runEnded: d.RunEnded, ctx: ctx, runs: map[string]*Run{},
-		slots: &slots{max: d.MaxRuns}, queueObs: d.Queue}
+		slots: &slots{max: d.MaxRuns}, queueObs: d.Queue, starting: map[string]chan struct{}{}}
 }
 
 // Options are the per-session settings of a new run.
@@ -220,21 +223,64 @@ func (s *Supervisor) Shutdown() {
 
 // ensure returns the session's live run or starts one with start's
 // options; errNoSlot when every slot is taken.
+// s.mu is never held across the database or the process start: a session
+// being started is marked in s.starting, and a second caller waits for it.
 func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter) (*Run, error) {
-	if r, ok := s.Live(sessionID); ok {
-		return r, nil
+	for {
+		s.mu.Lock()
+		if r, ok := s.runs[sessionID]; ok {
+			s.mu.Unlock()
+			return r, nil
+		}
+		wait, starting := s.starting[sessionID]
+		if !starting {
+			if s.closed {
+				s.mu.Unlock()
+				return nil, errors.New("parley is shutting down")
+			}
+			if !s.slots.tryAcquire() {
+				s.mu.Unlock()
+				return nil, errNoSlot
+			}
+			wait = make(chan struct{})
+			s.starting[sessionID] = wait
+			s.mu.Unlock()
+			return s.startNow(ctx, sessionID, start, wait)
+		}
+		s.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
-	if !s.slots.tryAcquire() {
-		return nil, errNoSlot
-	}
-	return s.startWithSlot(ctx, sessionID, start)
 }
 
-// start launches the process and the run's goroutines. Called with s.mu held.
+// startNow starts the session's run in a slot already taken, which the
+// run gives back when it ends (or at once, when it does not start); the
+// caller has marked the session starting.
+func (s *Supervisor) startNow(ctx context.Context, sessionID string, start Starter, starting chan struct{}) (*Run, error) {
+	var r *Run
+	o, err := start(ctx)
+	if err == nil {
+		r, err = s.start(o)
+	}
+	if err != nil {
+		s.releaseSlot()
+	}
+	s.mu.Lock()
+	delete(s.starting, sessionID) // start put the run in s.runs
+	s.mu.Unlock()
+	close(starting)
+	return r, err
+}
+
+// start launches the process and the run's goroutines. The session is
+// marked starting, so no other run of it starts meanwhile.
 func (s *Supervisor) start(o Options) (*Run, error) {
-	// The log's last seq is read here, under s.mu and after the previous
-	// run of the session has left the map (it does so only once its last
-	// event is written), so the new run continues the log exactly.
+	// The log's last seq is read here, after the previous run of the
+	// session has left the map (it does so only once its last event is
+	// written), so the new run continues the log exactly.
 	lctx, lcancel := context.WithTimeout(s.ctx, writeTimeout)
 	last, err := s.journal.LastSeq(lctx, o.SessionID)
 	lcancel()
@@ -244,7 +290,7 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	r := &Run{seq: last, spec: o.Spec, journal: s.journal, pub: s.pub, broker: s.broker,
 		askTimeout: o.AskTimeout, askMaxTimeout: o.AskMaxTimeout, permTimeout: o.PermissionTimeout, idleTimeout: o.IdleTimeout, started: o.Resume,
-		cmds: make(chan command), lines: make(chan Line), writes: make(chan []byte, 64),
+		cmds: make(chan command), lines: make(chan Line, lineBuffer), writes: make(chan []byte, 64),
 		exited: make(chan exitInfo, 1), done: make(chan struct{}), finished: make(chan struct{}),
 		cancel: cancel, pending: map[string]pendingAsk{}, plans: map[string]string{}}
 	r.runLimits = runLimits{stallTimeout: o.StallTimeout, stallGrace: o.StallGrace, budgetCheck: o.BudgetCheck,
@@ -318,9 +364,18 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 			go func() { defer s.wg.Done(); s.startFresh(o, r.unconfirmed) }()
 		}
 	}
+	// Shutdown cancels what is in the map; a run that lands there after
+	// it began is cancelled here.
+	s.mu.Lock()
+	s.runs[o.SessionID] = r
+	s.wg.Add(1)
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		cancel()
+	}
 	var wg sync.WaitGroup
 	wg.Add(3)
-	s.wg.Add(1)
 	go func() { defer wg.Done(); r.writer(p.stdin) }()
 	go func() { defer wg.Done(); r.reader(ctx) }()
 	go func() { defer wg.Done(); r.loop(ctx) }()
@@ -429,3 +484,13 @@ func (c noticeCmd) run(ctx context.Context, r *Run) error {
 	r.notice(ctx, c.level, c.text)
 	return nil
 }
+
+// Count is the number of live runs.
+func (s *Supervisor) Count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.runs)
+}
+
+// Queued is the number of sessions waiting for a slot.
+func (s *Supervisor) Queued() int { return s.slots.queued() }

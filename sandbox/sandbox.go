@@ -108,6 +108,12 @@ func (s *Sandbox) Confine(cmd *exec.Cmd, spec runner.Spec) error {
 	if p := filepath.Dir(spec.ConfigDir); filepath.Dir(p) == filepath.Join(s.dataDir, "projects") {
 		private = append(private, p)
 	}
+	if ws := spec.Workspace; ws != "" && !strings.HasPrefix(ws, s.dataDir+string(filepath.Separator)) {
+		// A directory an admin chose: the uid must be able to reach it.
+		if err := checkEnterable(ws); err != nil {
+			return fmt.Errorf("workspace %s: %w", ws, err)
+		}
+	}
 	for _, d := range append(private, spec.Workspace) {
 		if d == "" {
 			continue
@@ -278,7 +284,7 @@ func checkEnterable(dir string) error {
 			return fmt.Errorf("sandbox: %w", err)
 		}
 		if fi.Mode().Perm()&0o001 == 0 {
-			return fmt.Errorf("the data directory %s is inside %s, which other users cannot enter (mode %v), so runs could not reach their workspaces; choose another PARLEY_DATA_DIR (e.g. /var/lib/parley) or chmod o+x %s", dir, d, fi.Mode().Perm(), d)
+			return fmt.Errorf("%s is inside %s, which other users cannot enter (mode %v), so runs, which have uids of their own, could not reach it; choose a directory elsewhere (a data directory under /var/lib, say) or chmod o+x %s", dir, d, fi.Mode().Perm(), d)
 		}
 		if d == filepath.Dir(d) {
 			return nil

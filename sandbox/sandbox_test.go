@@ -150,3 +150,25 @@ func TestNewRefusesAPrivateParent(t *testing.T) {
 		t.Fatal("New accepted a data directory inside a directory the runs cannot enter")
 	}
 }
+
+func TestConfineRefusesAnUnreachableWorkspace(t *testing.T) {
+	if !Available() {
+		t.Skip("needs root")
+	}
+	sb, err := New(filepath.Join(enterableTempDir(t), "data"), DefaultRange, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	private, err := os.MkdirTemp("", "parley-private-") // 0700: no other uid gets in
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(private) })
+	ws := filepath.Join(private, "repo")
+	os.MkdirAll(ws, 0o755)
+	err = sb.Confine(exec.Command("true"), runner.Spec{ProjectID: 1, Workspace: ws})
+	if err == nil {
+		fi, _ := os.Stat(filepath.Dir(ws))
+		t.Fatalf("Confine accepted a workspace the project's uid cannot reach (%s %v)", ws, fi.Mode())
+	}
+}

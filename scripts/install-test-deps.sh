@@ -8,6 +8,7 @@
 #   - docker-compose, to validate docker-compose.yml without a Docker daemon
 #   - the MCP conformance suite (@modelcontextprotocol/conformance, pinned),
 #     with Node 22 from npm when the system's node is older (it needs 22)
+#   - bubblewrap, which confines runs when Parley is not root (the attack suite tests it)
 # It is idempotent: each part is skipped when already in place. It writes the
 # variables the tests read to "$PARLEY_CACHE/env" (source it) and prints them.
 #
@@ -162,6 +163,16 @@ install_compose() {
 	apt_install docker-compose
 }
 
+# install_bwrap installs bubblewrap when bwrap is missing.
+install_bwrap() {
+	if command -v bwrap >/dev/null; then
+		log "bubblewrap already installed"
+		return
+	fi
+	log "installing bubblewrap"
+	apt_install bubblewrap
+}
+
 main() {
 	command -v go >/dev/null || die "go not found"
 	command -v node >/dev/null || die "node not found"
@@ -172,6 +183,7 @@ main() {
 	install_postgres
 	install_compose
 	install_conformance
+	install_bwrap
 	write_env
 }
 

@@ -109,7 +109,7 @@ func (s *Server) answerAsk(ctx context.Context, r *http.Request, sessionID strin
 // deliverAnswer resolves the ask inputID of sess with resp, once: what the
 // page and the MCP tool respond both do after authorizing.
 func (s *Server) deliverAnswer(ctx context.Context, sess store.Session, inputID string, resp runner.Response) error {
-	err := s.sup.Answer(ctx, sess.ID, s.starter(sess), inputID, resp)
+	err := s.runs.Answer(ctx, sess.ID, s.starter(sess), inputID, resp)
 	if errors.Is(err, runner.ErrRunEnded) || errors.Is(err, runner.ErrNotPending) || errors.Is(err, runner.ErrNotFound) {
 		return s.whyClosed(ctx, sess.ID, inputID)
 	}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,9 +21,12 @@ type attack struct {
 	name     string
 	command  string
 	mustNot  []string // any of these in the output means the attack worked
-	mustShow []string // the failure the output must show
-	// approve: the CLI asks before this command (it writes into .claude/)
-	// and the member allows it, as a member may.
+	mustShow []string // what the output must show
+	// failed: the output must show one of these (how the attack failed:
+	// a refusal with per-project uids, a missing path in bubblewrap).
+	failed []string
+	// approve: the CLI may ask before this command (it writes into
+	// .claude/); the member then allows it, as a member may.
 	approve bool
 }
 
@@ -30,8 +34,14 @@ type attack struct {
 // server, through the real CLI, as `parley serve` runs it as root
 // (per-project uids, the model gateway, no settings files). Project B has a
 // live run meanwhile. Each Bash call must fail to reach anything outside A,
-// and the server must stay healthy after each.
+// and the server must stay healthy after each. It runs with per-project
+// uids (Parley as root) and with bubblewrap (Parley as another user).
 func TestAttackSuite(t *testing.T) {
+	t.Run("uid", func(t *testing.T) { attackSuite(t, "uid") })
+	t.Run("bwrap", func(t *testing.T) { attackSuite(t, "bwrap") })
+}
+
+func attackSuite(t *testing.T, isolation string) {
 	// What `parley serve` has in its own environment and must not pass on.
 	t.Setenv("DATABASE_URL", "postgres://parley:db-password-in-env@db/parley")
 	t.Setenv("ANTHROPIC_API_KEY", upstreamKey)
@@ -47,7 +57,7 @@ func TestAttackSuite(t *testing.T) {
 		sc = append(sc, fakeapi.Step{ToolName: "Bash"}, fakeapi.Step{Text: "OUT " + fakeapi.ToolResultPlaceholder})
 	}
 	sc = append(sc, fakeapi.Step{Text: "A fresh session."})
-	e := newEnv(t, sc, envOptions{quiet: true, isolated: true})
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation})
 	hookMarker := filepath.Join(e.dataDir, "projects", fmt.Sprint(e.project.ID), "workspace", "HOOK_RAN")
 	a[len(a)-1] = plantAttack(hookMarker)
 
@@ -91,7 +101,7 @@ func TestAttackSuite(t *testing.T) {
 		t.Fatalf("B's run has no tokens to attack: %+v", specB)
 	}
 	vars := strings.NewReplacer("{WS_B}", wsB, "{DATA}", e.dataDir, "{TOKEN_FILE}", specB.AskConfigPath,
-		"{PID_B}", fmt.Sprint(runB.Pid()), "{TOKEN_B}", specB.ModelToken, "{DB_URL}", e.dbURL, "{PSQL}", psql())
+		"{PID_B}", fmt.Sprint(runB.Pid()), "{TOKEN_FILE_NAME}", filepath.Base(specB.AskConfigPath), "{TOKEN_B}", specB.ModelToken, "{DB_URL}", e.dbURL, "{PSQL}", psql())
 	for i := range a {
 		a[i].command = vars.Replace(a[i].command)
 		e.fake.SetStep(1+2*i, fakeapi.Step{ToolName: "Bash", ToolInput: map[string]any{"command": a[i].command}})
@@ -102,11 +112,11 @@ func TestAttackSuite(t *testing.T) {
 	for i, at := range a {
 		w.prompt("attack: " + at.name)
 		if at.approve {
-			in := e.waitInput(w, s.ID)
-			w.answer(in, map[string]any{"decision": "allow", "command": at.command})
+			e.allowIfAsked(w, s.ID, at.command)
+		} else {
+			w.waitFor(60*time.Second, "OUT ", "Done ·")
 		}
 		out, _ := e.lastToolResult(3 + 2*i)
-		w.waitFor(60*time.Second, "OUT ", "Done ·")
 		t.Logf("%s: %s\n%s", at.name, at.command, out)
 		if out == "" {
 			t.Errorf("attack %q printed nothing", at.name)
@@ -120,6 +130,9 @@ func TestAttackSuite(t *testing.T) {
 			if !strings.Contains(out, want) {
 				t.Errorf("attack %q: the output lacks %q", at.name, want)
 			}
+		}
+		if len(at.failed) > 0 && !slices.ContainsFunc(at.failed, func(f string) bool { return strings.Contains(out, f) }) {
+			t.Errorf("attack %q: the output shows none of %q", at.name, at.failed)
 		}
 		e.healthy()
 	}
@@ -140,30 +153,32 @@ func TestAttackSuite(t *testing.T) {
 
 // attacks are the reads a member's Claude tries from project A.
 func attacks() []attack {
+	denied := []string{"Permission denied", "No such file or directory"}
 	return []attack{
 		{name: "print the environment", command: "env; echo END",
 			mustNot:  []string{"db-password-in-env", upstreamKey, "PARLEY_", "DATABASE_URL"},
 			mustShow: []string{"ANTHROPIC_API_KEY=parley-run-", "END"}},
 		{name: "read project B's workspace and CLAUDE.md",
-			command:  "cat {WS_B}/secret.txt; cat {WS_B}/CLAUDE.md; ls {WS_B}",
-			mustNot:  []string{"B-SECRET-FILE", "B-SECRET-INSTRUCTIONS"},
-			mustShow: []string{"Permission denied"}},
-		{name: "read the data directory", command: "ls {DATA}; ls {DATA}/projects; ls {DATA}/run",
-			mustNot:  []string{"workspace", "askuser-"},
-			mustShow: []string{"Permission denied"}},
+			command: "cat {WS_B}/secret.txt; cat {WS_B}/CLAUDE.md; ls {WS_B}",
+			mustNot: []string{"B-SECRET-FILE", "B-SECRET-INSTRUCTIONS"},
+			failed:  denied},
+		{name: "read the data directory", command: "ls {DATA}; ls {DATA}/projects; ls {DATA}/run; ls {WS_B}/..",
+			mustNot: []string{"{TOKEN_FILE_NAME}", "postgres", "secret.txt"},
+			failed:  denied},
 		{name: "read B's live run's tokens",
 			command: "cat {TOKEN_FILE}; tr '\\0' '\\n' < /proc/{PID_B}/environ; " +
 				"for p in /proc/[0-9]*; do cat $p/environ 2>/dev/null | tr '\\0' '\\n'; done | grep -E 'API_KEY|DATABASE' | sort -u",
-			mustNot:  []string{`"token"`, "{TOKEN_B}", upstreamKey, "db-password-in-env"},
-			mustShow: []string{"Permission denied"}},
+			mustNot: []string{`"token"`, "{TOKEN_B}", upstreamKey, "db-password-in-env"},
+			failed:  denied},
 		{name: "connect to the database", command: "{PSQL} '{DB_URL}' -c 'select email from users'",
-			mustNot:  []string{"you@example.com", "(1 row)"},
-			mustShow: []string{"Permission denied"}},
+			mustNot: []string{"you@example.com", "(1 row)"},
+			failed:  denied},
 	}
 }
 
-// plantAttack writes a hook into .claude/settings.json, an MCP server into
-// .mcp.json and a CLAUDE.md that links to /dev/zero, for the next session.
+// plantAttack writes a hook into .claude/settings.json (and the local, the
+// config dir's and the home's settings files), an MCP server into .mcp.json
+// and a CLAUDE.md that links to /dev/zero, for the next session.
 func plantAttack(marker string) attack {
 	settings, _ := json.Marshal(map[string]any{"hooks": map[string]any{
 		"SessionStart":     []any{map[string]any{"hooks": []any{map[string]any{"type": "command", "command": "touch " + marker}}}},
@@ -172,9 +187,35 @@ func plantAttack(marker string) attack {
 	mcp, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
 		"evil": map[string]any{"type": "stdio", "command": "sh", "args": []string{"-c", "touch " + marker + "_MCP"}}}})
 	return attack{name: "plant a hook, an MCP server and a CLAUDE.md link",
-		command: fmt.Sprintf("mkdir -p .claude && printf '%%s' '%s' > .claude/settings.json && cp .claude/settings.json .claude/settings.local.json && printf '%%s' '%s' > .mcp.json && ln -sf /dev/zero CLAUDE.md && echo PLANTED",
+		command: fmt.Sprintf("mkdir -p .claude && printf '%%s' '%s' > .claude/settings.json && cp .claude/settings.json .claude/settings.local.json && cp .claude/settings.json \"$CLAUDE_CONFIG_DIR/settings.json\" && mkdir -p ~/.claude && cp .claude/settings.json ~/.claude/settings.json && printf '%%s' '%s' > .mcp.json && ln -sf /dev/zero CLAUDE.md && echo PLANTED",
 			settings, mcp),
 		mustShow: []string{"PLANTED"}, approve: true}
+}
+
+// allowIfAsked waits for the turn to end, allowing the Bash command if
+// the CLI asks for permission on the way.
+func (e *env) allowIfAsked(w *ws, sessionID, command string) {
+	e.t.Helper()
+	var seen strings.Builder
+	deadline := time.After(90 * time.Second)
+	for !strings.Contains(seen.String(), "Done ·") {
+		select {
+		case f, ok := <-w.frames:
+			if !ok {
+				e.t.Fatalf("websocket closed; got:\n%s", seen.String())
+			}
+			seen.WriteString(f)
+			if strings.Contains(f, `class="item ask"`) {
+				ins, err := e.st.PendingInputs(e.t.Context(), sessionID)
+				if err != nil || len(ins) != 1 {
+					e.t.Fatalf("pending inputs = %v, %v; want one", ins, err)
+				}
+				w.answer(ins[0], map[string]any{"decision": "allow", "command": command})
+			}
+		case <-deadline:
+			e.t.Fatalf("timed out waiting for the turn to end; got:\n%s", seen.String())
+		}
+	}
 }
 
 // healthy checks the server still answers.

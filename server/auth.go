@@ -102,8 +102,9 @@ func tokenHash(token string) []byte {
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		p := r.URL.Path
-		// /mcp authenticates each request by its API token (mcpapi), never by cookie.
-		if strings.HasPrefix(p, "/static/") || p == "/healthz" || p == "/mcp" {
+		// /mcp authenticates each request by its API token (mcpapi), never by cookie;
+		// /metrics by its own token or loopback.
+		if strings.HasPrefix(p, "/static/") || p == "/healthz" || p == "/readyz" || p == "/metrics" || p == "/mcp" {
 			next.ServeHTTP(w, r)
 			return
 		}

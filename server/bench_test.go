@@ -48,7 +48,7 @@ import (
 // It reports p50 and p99 in milliseconds as metrics, prints a table with
 // p90, max and where the time went on stdout, and never judges the figures.
 func BenchmarkAskLatency(b *testing.B) {
-	for _, c := range []struct{ sessions, asks int }{{1, 200}, {20, 10}} {
+	for _, c := range []struct{ sessions, asks int }{{1, 200}, {20, 10}, {benchInt("PARLEY_BENCH_ASK_SESSIONS", 50), 4}} {
 		b.Run(fmt.Sprintf("sessions=%d", c.sessions), func(b *testing.B) {
 			benchmarkAsks(b, c.sessions, c.asks)
 		})

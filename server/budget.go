@@ -26,7 +26,7 @@ func (s *Server) prompt(ctx context.Context, sess store.Session, text, by string
 	if err := s.checkBudget(ctx, sess); err != nil {
 		return err
 	}
-	return s.sup.Prompt(ctx, sess.ID, s.starter(sess), text, by)
+	return s.runs.Prompt(ctx, sess.ID, s.starter(sess), text, by)
 }
 
 // checkBudget refuses with the sentence a member sees when the session or

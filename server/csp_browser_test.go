@@ -108,6 +108,8 @@ func TestBrowserPagesWorkUnderCSPAndShowTheQueue(t *testing.T) {
 	var imgs, links int
 	step(t, ctx, "the queued message is answered",
 		chromedp.Poll(`document.getElementById("events").innerText.includes("Here is the chart")`, nil),
+		// The streamed text shows first; the completed message replaces it.
+		chromedp.Poll(`document.querySelector("#events .turn-result") !== null && document.querySelector("#events .live") === null`, nil),
 		chromedp.WaitNotVisible(`#slot-queue`, chromedp.ByID),
 		chromedp.Evaluate(`document.querySelectorAll("#events img").length`, &imgs),
 		chromedp.Evaluate(`document.querySelectorAll('#events a[href^="https://evil.example/chart.png"]').length`, &links),

@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"regexp"
+	"strconv"
 	"testing"
 	"time"
 
@@ -43,6 +45,13 @@ func TestGatewayCarriesModelTraffic(t *testing.T) {
 			t.Fatalf("usage = %+v after %d requests", u, len(reqs))
 		case <-time.After(50 * time.Millisecond):
 		}
+	}
+	// The owner sees it on the settings page.
+	owner := e.member("owner@example.com", "Olga Owner", roleOwner)
+	page := e.getAs(owner, "/projects/"+strconv.FormatInt(e.project.ID, 10)+"/settings")
+	m := regexp.MustCompile(`Model use in the last 30 days: (\d+) requests, (\d+) input`).FindStringSubmatch(page)
+	if m == nil || m[1] == "0" || m[2] == "0" {
+		t.Errorf("the settings page shows no model use: %v", m)
 	}
 }
 

@@ -190,6 +190,17 @@ func TestBodyLimits(t *testing.T) {
 	}
 }
 
+func TestBodyLimitForRoutes(t *testing.T) {
+	for path, want := range map[string]int64{
+		"/sessions": largeBodyBytes, "/projects/3/sessions": largeBodyBytes, "/projects/3/settings": largeBodyBytes,
+		"/mcp": largeBodyBytes, "/login": defaultBodyBytes, "/projects/3/rename": defaultBodyBytes, "/tokens": defaultBodyBytes,
+	} {
+		if got := bodyLimitFor(httptest.NewRequest("POST", path, nil)); got != want {
+			t.Errorf("body limit of %s = %d; want %d", path, got, want)
+		}
+	}
+}
+
 func TestHTTPServerTimeouts(t *testing.T) {
 	s := NewHTTPServer(http.NotFoundHandler())
 	if s.ReadHeaderTimeout <= 0 || s.ReadTimeout <= 0 || s.IdleTimeout <= 0 || s.MaxHeaderBytes <= 0 {

@@ -65,7 +65,7 @@ type envOptions struct {
 	pingPeriod time.Duration
 	limits     Limits         // per-user limits; zero = none
 	maxRuns    int            // cap on live claude processes; 0 = none
-	isolated   bool           // runs get per-project uids (needs root; skipped otherwise)
+	isolation  string         // "uid": per-project uids (needs root); "bwrap": bubblewrap; "": none
 	gateway    gateway.Config // limits of the model gateway (its upstream is the fake model)
 }
 
@@ -112,8 +112,11 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	}
 	rc := runner.Config{ClaudeBin: claude, SelfExe: self, Gateway: gw,
 		Env: append(append(runner.BaseEnv(os.Environ()), fake.Env(filepath.Join(dir, "claude"))...), o.env...)}
-	if o.isolated || os.Getenv("PARLEY_TEST_ISOLATE") == "1" {
-		e.confine(&rc)
+	if o.isolation == "" {
+		o.isolation = os.Getenv("PARLEY_TEST_ISOLATE")
+	}
+	if o.isolation != "" {
+		e.confine(&rc, o.isolation)
 	}
 	e.sup = runner.NewSupervisor(ctx, runner.Deps{
 		Config:  rc,
@@ -122,7 +125,7 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	})
 	e.relay = httptest.NewServer(nil)
 	e.srv, err = New(ctx, Config{DataDir: dir, AskTimeout: o.askTimeout, AskUserEnabled: !o.askUserOff, PingPeriod: o.pingPeriod,
-		RelayURL: e.relay.URL + "/ask", ModelURL: e.relay.URL, RunsConfined: rc.Sandbox != nil, Limits: o.limits}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Broker: e.broker, Log: log, Gateway: gw})
+		RelayURL: e.relay.URL + "/ask", ModelURL: e.relay.URL, RunsConfined: o.isolation == "uid", Limits: o.limits}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Broker: e.broker, Log: log, Gateway: gw})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,14 +2,32 @@ package server
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strconv"
+	"time"
 )
+
+// presenceDelay gathers the joins and leaves of a moment into one presence
+// frame per viewer: a thousand viewers joining cost a few frames each, not
+// a thousand.
+const presenceDelay = 50 * time.Millisecond
 
 // Frame is one message for the browsers of a session: rendered HTML and
 // the seq of the event it shows (0 for frames that show no event).
 type Frame struct {
 	Seq  int64
 	Data []byte
+	// First is the seq of the first event a batch frame shows (0: Seq).
+	First int64
+	// IsDelta marks a frame that only appends Delta, streamed text, to the
+	// live message: sockets merge runs of them (coalescer).
+	IsDelta bool
+	Delta   string
+	// Born is when the event was recorded, for latency metrics.
+	Born time.Time
+	// Kind is the event type, for metrics.
+	Kind string
 }
 
 // subBuffer is how many frames a browser may fall behind before it is
@@ -63,6 +81,19 @@ func (h *Hub) Run(ctx context.Context) error {
 			}
 		}
 	}
+	// Presence is sent for the sessions whose viewers changed, once the
+	// timer fires; the timer is armed by the first change after a send.
+	dirty := map[string]bool{}
+	presence := time.NewTimer(presenceDelay)
+	presence.Stop()
+	armed := false
+	changed := func(sessionID string) {
+		dirty[sessionID] = true
+		if !armed {
+			presence.Reset(presenceDelay)
+			armed = true
+		}
+	}
 	for {
 		select {
 		case s := <-h.subscribe:
@@ -70,22 +101,25 @@ func (h *Hub) Run(ctx context.Context) error {
 				subs[s.sessionID] = map[*Subscription]struct{}{}
 			}
 			subs[s.sessionID][s] = struct{}{}
-			h.sendPresence(subs[s.sessionID], drop)
+			changed(s.sessionID)
 		case s := <-h.unsubscribe:
 			drop(s)
-			h.sendPresence(subs[s.sessionID], drop)
+			changed(s.sessionID)
 		case p := <-h.publish:
-			dropped := ""
 			for s := range subs[p.sessionID] {
 				select {
 				case s.c <- p.f:
 				default: // a slow browser is dropped, never waited for
 					drop(s)
-					dropped = s.sessionID
+					changed(s.sessionID)
 				}
 			}
-			if dropped != "" {
-				h.sendPresence(subs[dropped], drop)
+		case <-presence.C:
+			armed = false
+			ids := slices.Collect(maps.Keys(dirty))
+			clear(dirty)
+			for _, id := range ids {
+				h.sendPresence(subs[id], func(s *Subscription) { drop(s); changed(s.sessionID) })
 			}
 		case <-ctx.Done():
 			for _, set := range subs {
@@ -165,3 +199,11 @@ func (h *Hub) Publish(topic string, f Frame) {
 // every open inbox (and every page's ask counter) of a member listens to
 // the topics of the member's projects.
 func projectTopic(projectID int64) string { return "project:" + strconv.FormatInt(projectID, 10) }
+
+// first is the seq of the first event the frame shows.
+func (f Frame) first() int64 {
+	if f.First != 0 {
+		return f.First
+	}
+	return f.Seq
+}

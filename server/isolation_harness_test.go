@@ -21,10 +21,20 @@ func (e *env) runtimeDir() string {
 	return d
 }
 
-// confine gives the env's runs per-project uids, as `parley serve` does
-// when it runs as root; without root the test is skipped.
-func (e *env) confine(rc *runner.Config) {
+// confine confines the env's runs as `parley serve` does: mode "uid" gives
+// them per-project uids (as root; without root the test is skipped), mode
+// "bwrap" runs them in bubblewrap (as when Parley is not root).
+func (e *env) confine(rc *runner.Config, mode string) {
 	e.t.Helper()
+	if mode == "bwrap" {
+		home, _ := os.UserHomeDir()
+		sb, err := sandbox.NewBubblewrap(e.t.Context(), []string{e.dataDir, home}, []string{rc.SelfExe})
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		rc.Sandbox = sb
+		return
+	}
 	if !sandbox.Available() {
 		e.t.Skip("per-project uids need root")
 	}

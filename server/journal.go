@@ -4,16 +4,26 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
+	"parley/metrics"
 	"parley/runner"
 	"parley/store"
 )
 
 // journal adapts the store to what a run needs (runner.Journal).
-type journal struct{ st *store.Store }
+type journal struct {
+	st      *store.Store
+	metrics *metrics.Metrics
+}
 
 // NewJournal returns the runner.Journal backed by st.
 func NewJournal(st *store.Store) runner.Journal { return journal{st: st} }
+
+// NewMeteredJournal is NewJournal that times its event writes in m.
+func NewMeteredJournal(st *store.Store, m *metrics.Metrics) runner.Journal {
+	return journal{st: st, metrics: m}
+}
 
 func toStoreEvent(e runner.Event) store.Event {
 	return store.Event{SessionID: e.SessionID, Seq: e.Seq, Type: e.Type, Payload: e.Payload, CreatedAt: e.CreatedAt}
@@ -24,7 +34,12 @@ func (j journal) LastSeq(ctx context.Context, sessionID string) (int64, error) {
 }
 
 func (j journal) Append(ctx context.Context, e runner.Event) error {
-	return j.st.AppendEvent(ctx, toStoreEvent(e))
+	start := time.Now()
+	err := j.st.AppendEvent(ctx, toStoreEvent(e))
+	if err == nil {
+		j.metrics.EventsWritten(1, time.Since(start))
+	}
+	return err
 }
 
 func (j journal) OpenInput(ctx context.Context, in runner.Input, e runner.Event) error {
@@ -83,4 +98,18 @@ func (j journal) SessionChanged(ctx context.Context, sessionID string, c runner.
 		return j.st.AddSessionUsage(ctx, sessionID, c.CostUSD, c.Turns)
 	}
 	return nil
+}
+
+// AppendBatch implements runner.BatchJournal: one COPY and one commit.
+func (j journal) AppendBatch(ctx context.Context, evs []runner.Event) error {
+	list := make([]store.Event, len(evs))
+	for i, e := range evs {
+		list[i] = toStoreEvent(e)
+	}
+	start := time.Now()
+	err := j.st.AppendEvents(ctx, list)
+	if err == nil {
+		j.metrics.EventsWritten(len(list), time.Since(start))
+	}
+	return err
 }

@@ -69,8 +69,9 @@ func (s *Server) allowPrompt(userID int64) error {
 }
 
 // Body limits: a prompt may be 256 KB of text, which a form encodes in up
-// to three times as many bytes; the settings form carries the project's
-// instructions. Everything else is a small form.
+// to three times as many bytes (and the MCP endpoint carries in JSON); the
+// settings form carries the project's instructions. Everything else is a
+// small form.
 const (
 	defaultBodyBytes = 64 << 10
 	largeBodyBytes   = 1 << 20
@@ -78,7 +79,7 @@ const (
 
 func bodyLimitFor(r *http.Request) int64 {
 	p := r.URL.Path
-	if p == "/sessions" || (strings.HasPrefix(p, "/projects/") && (strings.HasSuffix(p, "/sessions") || strings.HasSuffix(p, "/settings"))) {
+	if p == "/sessions" || p == "/mcp" || (strings.HasPrefix(p, "/projects/") && (strings.HasSuffix(p, "/sessions") || strings.HasSuffix(p, "/settings"))) {
 		return largeBodyBytes
 	}
 	return defaultBodyBytes

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"parley/mcpapi"
+	"parley/runner"
 	"parley/store"
 )
 
@@ -55,8 +56,9 @@ func mcpError(err error) error {
 	if errors.As(err, &ae) {
 		return err
 	}
-	if msg := userMessage(err); !strings.HasPrefix(msg, "That did not work") {
-		return &mcpapi.Error{Msg: msg} // an answer that does not fit its ask
+	var re *runner.AnswerError
+	if errors.As(err, &re) {
+		return &mcpapi.Error{Msg: re.Error()} // an answer that does not fit its ask
 	}
 	return err
 }
@@ -124,7 +126,7 @@ func (b mcpBackend) SendMessage(ctx context.Context, u mcpapi.User, in mcpapi.Se
 	if err := b.s.allowPrompt(v.ID); err != nil {
 		return mcpapi.SendMessageOutput{}, mcpError(err)
 	}
-	if err := b.s.sup.Prompt(ctx, sess.ID, b.s.starter(sess), text, v.Name); err != nil {
+	if err := b.s.prompt(ctx, sess, text, v.Name); err != nil {
 		return mcpapi.SendMessageOutput{}, mcpError(err)
 	}
 	return mcpapi.SendMessageOutput{SessionID: sess.ID, Status: "running", Adopted: adopted}, nil

@@ -40,6 +40,13 @@ func checkSessionOptions(p store.ProjectSettings, ms store.MCPSettings, owner bo
 		if slices.Contains(p.DisallowedTools, t) {
 			return o, mcpapi.FieldError("allowedTools", "%q is disallowed in this project", t)
 		}
+		// Allowing a tool without asking widens what the session may do: a
+		// member may name only tools the project allows already, unless the
+		// owners trust members with bypassPermissions.
+		if !owner && !slices.Contains(p.AllowedTools, t) && !slices.Contains(ms.MemberPermissionModes, "bypassPermissions") {
+			return o, mcpapi.FieldError("allowedTools", "members of this project may not allow %q without asking (the project allows: %s); an owner can add it to the project's allowed tools",
+				t, strings.Join(p.AllowedTools, ", "))
+		}
 	}
 	for _, t := range o.DisallowedTools {
 		if !toolPattern.MatchString(t) {

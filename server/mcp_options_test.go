@@ -13,7 +13,7 @@ import (
 )
 
 func TestCheckSessionOptions(t *testing.T) {
-	project := store.ProjectSettings{DisallowedTools: []string{"WebFetch"}, MaxTurns: 10}
+	project := store.ProjectSettings{AllowedTools: []string{"Read"}, DisallowedTools: []string{"WebFetch"}, MaxTurns: 10}
 	defaults := store.DefaultMCPSettings()
 	withBypass := store.MCPSettings{MemberPermissionModes: []string{"default", "bypassPermissions"}}
 	tests := []struct {
@@ -29,6 +29,10 @@ func TestCheckSessionOptions(t *testing.T) {
 		{"member bypass allowed by owner", withBypass, false, mcpapi.CreateSessionInput{PermissionMode: "bypassPermissions"}, ""},
 		{"mode the owner did not allow", withBypass, false, mcpapi.CreateSessionInput{PermissionMode: "plan"}, "permissionMode"},
 		{"unknown mode", defaults, true, mcpapi.CreateSessionInput{PermissionMode: "yolo"}, "permissionMode"},
+		{"member allows a tool the project allows", defaults, false, mcpapi.CreateSessionInput{AllowedTools: []string{"Read"}}, ""},
+		{"member widens the allowed tools", defaults, false, mcpapi.CreateSessionInput{AllowedTools: []string{"Bash"}}, "allowedTools"},
+		{"owner widens the allowed tools", defaults, true, mcpapi.CreateSessionInput{AllowedTools: []string{"Bash"}}, ""},
+		{"member trusted with bypass", withBypass, false, mcpapi.CreateSessionInput{AllowedTools: []string{"Bash"}}, ""},
 		{"disallowed tool allowed", defaults, true, mcpapi.CreateSessionInput{AllowedTools: []string{"WebFetch"}}, "allowedTools"},
 		{"a flag as a tool", defaults, false, mcpapi.CreateSessionInput{DisallowedTools: []string{"--x"}}, "disallowedTools"},
 		{"a flag as a model", defaults, false, mcpapi.CreateSessionInput{Model: "--dangerously-skip-permissions"}, "model"},
@@ -49,7 +53,7 @@ func TestCheckSessionOptions(t *testing.T) {
 		})
 	}
 	got := withSessionOptions(project, store.SessionOptions{AllowedTools: []string{"Read"}, DisallowedTools: []string{"Bash"}, SystemPrompt: "Be brief."})
-	if !slices.Equal(got.DisallowedTools, []string{"WebFetch", "Bash"}) || !slices.Equal(got.AllowedTools, []string{"Read"}) ||
+	if !slices.Equal(got.DisallowedTools, []string{"WebFetch", "Bash"}) || !slices.Equal(got.AllowedTools, []string{"Read", "Read"}) ||
 		got.AppendSystemPrompt != "Be brief." || got.MaxTurns != 10 {
 		t.Errorf("merged settings = %+v", got)
 	}

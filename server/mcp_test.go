@@ -1,9 +1,11 @@
 package server
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -140,6 +142,30 @@ func TestMCPAuthorization(t *testing.T) {
 	}
 	if _, err := e.mcpConnect("prl_not-a-token", "", nil); err == nil {
 		t.Error("a made-up token connects")
+	}
+
+	// A rebound or cross-site page: no token, or a foreign Origin, is refused.
+	live := e.apiToken(e.user)
+	initialize := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	for name, h := range map[string]map[string]string{
+		"no token, foreign Host": {"Host": "evil.example.com"},
+		"foreign Origin":         {"Origin": "http://evil.example.com", "Authorization": "Bearer " + live},
+	} {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.web.URL+"/mcp", strings.NewReader(initialize))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		for k, v := range h {
+			req.Header.Set(k, v)
+		}
+		req.Host = h["Host"]
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusUnauthorized && res.StatusCode != http.StatusForbidden {
+			t.Errorf("%s: status %d, want 401 or 403", name, res.StatusCode)
+		}
 	}
 }
 

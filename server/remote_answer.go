@@ -50,7 +50,7 @@ func (s *Server) remoteAnswer(ctx context.Context, req store.AnswerRequest) stor
 		return fail("Parley could not read that answer.")
 	}
 	resp.By = v.Name
-	err = s.sup.Answer(ctx, sess.ID, s.starter(sess), in.ID, resp)
+	err = s.runs.Answer(ctx, sess.ID, s.starter(sess), in.ID, resp)
 	if errors.Is(err, runner.ErrRunEnded) || errors.Is(err, runner.ErrNotPending) || errors.Is(err, runner.ErrNotFound) {
 		err = s.whyClosed(ctx, sess.ID, in.ID)
 	}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -115,5 +117,52 @@ func TestAnswerFromTerminal(t *testing.T) {
 	}
 	if out, _ := runAsks(t, c); !strings.Contains(out, "Nothing is waiting for you.") {
 		t.Errorf("parley asks after both answers:\n%s", out)
+	}
+}
+
+// With an API token, `parley asks` lists and answers through the server's
+// MCP interface: the answer reaches the live process the same way.
+func TestAnswerFromTerminalWithToken(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{
+		{Text: "Let me ask.", ToolName: askTool, ToolInput: colourQuestion(false)},
+		bashStep("touch by-token"),
+		{Text: "Done: " + fakeapi.ToolResultPlaceholder},
+	}, envOptions{quiet: true})
+	c, err := asks.NewToken(t.Context(), e.web.URL, e.apiToken(e.user))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s := e.newSession()
+	w := e.dial(s.ID, 0)
+	w.prompt("pick a colour")
+	in := e.waitInput(w, s.ID)
+	out, err := runAsks(t, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{in.ID, "question", "Test project / test", "1. Which colour? (one of: Blue, Green, Orange)"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("parley asks (token) lacks %q:\n%s", want, out)
+		}
+	}
+	if _, err := runAsks(t, c, "answer", in.ID[:8], "--choice", "Green", "--text", "a dark one"); err != nil {
+		t.Fatal(err)
+	}
+	e.wantToolResult(2, "User selected: Green\nUser also wrote: a dark one", false)
+
+	perm := e.waitInputAfter(s.ID, in.ID)
+	if _, err := runAsks(t, c, "answer", perm.ID, "--always"); err == nil || !strings.Contains(err.Error(), "not available with a token") {
+		t.Errorf("--always with a token: %v, want refused", err)
+	}
+	if _, err := runAsks(t, c, "answer", perm.ID, "--allow", "--command", "touch by-token-edited"); err != nil {
+		t.Fatal(err)
+	}
+	w.waitFor(60*time.Second, "Done: ")
+	if got, _ := e.st.GetInput(t.Context(), perm.ID); got.Status != "answered" || got.AnsweredBy != e.user.Name {
+		t.Errorf("permission = %q by %q, want answered by %s", got.Status, got.AnsweredBy, e.user.Name)
+	}
+	if _, err := os.Stat(filepath.Join(e.workspace(s), "by-token-edited")); err != nil {
+		t.Errorf("the edited command did not run: %v", err)
 	}
 }

@@ -31,6 +31,20 @@ type renderer struct {
 	completed map[string]string // backlog: message id → its completed text
 	skipped   map[string]bool   // backlog: messages whose stream was not sent
 	skipping  bool              // backlog: inside a completed message's stream
+	// paged: the backlog is read a page at a time, so completed holds the
+	// ids of completed messages but not their texts; a skipped stream
+	// leaves an empty block that the completed message replaces in place.
+	paged bool
+}
+
+// newPagedRenderer prepares to replay a backlog page by page; completed
+// are the ids of the messages that complete in it (store.CompletedMessages).
+func newPagedRenderer(completed map[string]bool) *renderer {
+	r := &renderer{backlog: true, paged: true, completed: make(map[string]string, len(completed)), skipped: map[string]bool{}}
+	for id := range completed {
+		r.completed[id] = ""
+	}
+	return r
 }
 
 // newBacklogRenderer prepares to replay evs.
@@ -172,6 +186,9 @@ func (r *renderer) stream(payload []byte) []templ.Component {
 		r.skipping = r.backlog && done
 		if r.skipping {
 			r.skipped[s.Event.Message.ID] = true
+			if r.paged {
+				return []templ.Component{appendTo(views.AssistantLive(s.Event.Message.ID))}
+			}
 			if text == "" {
 				return nil
 			}
@@ -203,7 +220,7 @@ func (r *renderer) assistant(payload []byte) []templ.Component {
 			}
 			// A message whose stream this backlog skipped was shown whole
 			// where its stream began; any other has a block to replace.
-			if !r.skipped[a.Message.ID] {
+			if !r.skipped[a.Message.ID] || r.paged {
 				out = append(out, views.AssistantText(a.Message.ID, b.Text, true))
 			}
 		case "thinking":

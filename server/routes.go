@@ -50,6 +50,8 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("/mcp", s.mcp)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static.FS)))
 	mux.Handle("GET /healthz", s.handleHealth())
+	mux.Handle("GET /readyz", s.handleReady())
+	mux.Handle("GET /metrics", s.handleMetrics())
 	return securityHeaders(limit.Body(defaultBodyBytes, bodyLimitFor, s.tooLarge,
 		refuseNUL(s, s.checkOrigin(s.authenticate(s.checkCSRF(mux))))))
 }

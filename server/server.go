@@ -6,10 +6,12 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"sync"
 	"time"
 
 	"parley/askuser"
+	"parley/metrics"
 	"parley/runner"
 	"parley/store"
 	"parley/worktree"
@@ -42,6 +44,7 @@ type Config struct {
 	RunsConfined  bool
 	SecureCookies bool   // set Secure on cookies even without TLS here (a TLS proxy in front)
 	Limits        Limits // per-user limits (limits.go); the zero value limits nothing
+	MetricsToken  string // bearer token for /metrics from non-loopback clients; "" = loopback only
 }
 
 // Server holds what the handlers need.
@@ -49,13 +52,19 @@ type Server struct {
 	cfg    Config
 	st     *store.Store
 	sup    *runner.Supervisor
+	runs   Runs // where prompts, answers and stops go: the cluster, or sup
 	hub    *Hub
 	broker *askuser.Broker
-	gw     http.Handler
-	expiry *Expirer // nil when asks never expire (tests)
-	log    *slog.Logger
-	mcp    http.Handler // the MCP endpoint, /mcp
-	git    *worktree.Git
+	// metrics is served on /metrics; nil = none.
+	metrics *metrics.Metrics
+	// replaySlots bounds the catch-up pages rendered at once, so a storm
+	// of page loads leaves CPU to the live streams.
+	replaySlots chan struct{}
+	gw          http.Handler
+	expiry      *Expirer // nil when asks never expire (tests)
+	log         *slog.Logger
+	mcp         http.Handler // the MCP endpoint, /mcp
+	git         *worktree.Git
 	// decoyHash is a bcrypt hash compared against when a login names no
 	// account, made on first use (it takes a quarter of a second).
 	decoyHash func() string
@@ -66,12 +75,17 @@ type Server struct {
 type Deps struct {
 	Store      *store.Store
 	Supervisor *runner.Supervisor
-	Hub        *Hub
-	Broker     *askuser.Broker
-	Log        *slog.Logger
-	Gateway    http.Handler  // the model gateway, served on the relay listener; nil = none
-	Expirer    *Expirer      // optional: told when a project's expiry setting changes
-	Git        *worktree.Git // nil = git on PATH
+	// Runs routes prompts, answers and stops to the replica that owns the
+	// session (cluster.Node); nil = the Supervisor, one replica.
+	Runs   Runs
+	Hub    *Hub
+	Broker *askuser.Broker
+	// Metrics is served on /metrics; nil = none.
+	Metrics *metrics.Metrics
+	Log     *slog.Logger
+	Gateway http.Handler  // the model gateway, served on the relay listener; nil = none
+	Expirer *Expirer      // optional: told when a project's expiry setting changes
+	Git     *worktree.Git // nil = git on PATH
 }
 
 // New returns a Server.
@@ -80,10 +94,15 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 		h, _ := HashPassword(randomToken()[:32])
 		return h
 	})
+	runs := d.Runs
+	if runs == nil {
+		runs = d.Supervisor
+	}
 	if d.Git == nil {
 		d.Git = worktree.New("")
 	}
-	s := &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, hub: d.Hub, broker: d.Broker, expiry: d.Expirer, gw: d.Gateway, log: d.Log, decoyHash: decoy,
+	s := &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, runs: runs, hub: d.Hub, metrics: d.Metrics,
+		replaySlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), broker: d.Broker, expiry: d.Expirer, gw: d.Gateway, log: d.Log, decoyHash: decoy,
 		lim: newLimiters(cfg.Limits), git: d.Git}
 	s.mcp = s.MCPHandler(ctx)
 	return s, nil
@@ -93,17 +112,49 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 // hands the frame to the hub.
 func NewPublisher(h *Hub) runner.Publisher { return publisher{hub: h} }
 
-type publisher struct{ hub *Hub }
+// NewMeteredPublisher is NewPublisher that also counts each event in m.
+func NewMeteredPublisher(h *Hub, m *metrics.Metrics) runner.Publisher {
+	return publisher{hub: h, metrics: m}
+}
+
+type publisher struct {
+	hub     *Hub
+	metrics *metrics.Metrics
+}
 
 func (p publisher) Publish(e runner.Event) {
 	r := &renderer{}
-	p.hub.Publish(e.SessionID, r.frame(context.Background(), []store.Event{toStoreEvent(e)}))
+	f := r.frame(context.Background(), []store.Event{toStoreEvent(e)})
+	f.Delta, f.IsDelta = deltaText(e.Type, e.Payload)
+	f.Born, f.Kind = e.CreatedAt, e.Type
+	p.metrics.Event(e.SessionID, e.Type, e.Payload, e.CreatedAt)
+	p.hub.Publish(e.SessionID, f)
 	switch e.Type {
 	case runner.TypeInputRequested, runner.TypeInputResolved, runner.TypeInputDetached:
 		if e.ProjectID != 0 {
 			// A poke, not a fragment: each inbox re-reads what its viewer may see.
 			p.hub.Publish(projectTopic(e.ProjectID), Frame{})
 		}
+	}
+}
+
+// Runs is what carries a member's prompts, answers and stops to a
+// session's process.
+type Runs interface {
+	Prompt(ctx context.Context, sessionID string, start runner.Starter, text, by string) error
+	Answer(ctx context.Context, sessionID string, start runner.Starter, inputID string, resp runner.Response) error
+	Interrupt(ctx context.Context, sessionID, by string) error
+}
+
+// SessionStarter gives the run options of a session known by id only (a
+// request another replica forwarded).
+func (s *Server) SessionStarter(sessionID string) runner.Starter {
+	return func(ctx context.Context) (runner.Options, error) {
+		sess, err := s.st.GetSession(ctx, sessionID)
+		if err != nil {
+			return runner.Options{}, err
+		}
+		return s.runOptions(ctx, sess)
 	}
 }
 

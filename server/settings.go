@@ -242,6 +242,12 @@ func (s *Server) renderSettings(w http.ResponseWriter, r *http.Request, status i
 		s.fail(w, r, err)
 		return
 	}
+	u, err := s.st.ProjectUsage(r.Context(), sv.ProjectID, 30)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	sv.Usage = views.Usage{Requests: u.Requests, InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, Limited: u.Limited}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.WriteHeader(status)
 	_ = views.SettingsPage(sv).Render(r.Context(), w)

@@ -60,6 +60,8 @@ func (c *wsConn) serve(ctx context.Context) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer c.conn.Close()
+	c.s.metrics.WSOpened()
+	defer c.s.metrics.WSClosed()
 	sub, err := c.s.hub.SubscribeAs(ctx, c.sess.ID, c.viewer)
 	if err != nil {
 		return
@@ -109,20 +111,8 @@ func (c *wsConn) writeLoop(ctx context.Context, sub *Subscription) error {
 				// reconnects (1012 = service restart) and catches up.
 				return c.close(websocket.CloseServiceRestart, "reconnect")
 			}
-			switch {
-			case f.Seq != 0 && f.Seq <= last:
-				continue
-			case f.Seq > last+1:
-				if last, err = c.catchUp(ctx, last); err != nil {
-					return err
-				}
-				continue
-			}
-			if err := c.write(f.Data); err != nil {
+			if last, err = c.forward(ctx, sub, f, last); err != nil {
 				return err
-			}
-			if f.Seq != 0 {
-				last = f.Seq
 			}
 		case f := <-c.out:
 			if err := c.write(f.Data); err != nil {
@@ -144,22 +134,86 @@ func (c *wsConn) writeLoop(ctx context.Context, sub *Subscription) error {
 	}
 }
 
-// catchUp sends every event after seq from Postgres and returns the new last seq.
+// forward writes f and every frame already waiting behind it as one
+// message, skipping what the page has and filling any gap from Postgres:
+// every event is shown once, in order. It returns the new last seq.
+func (c *wsConn) forward(ctx context.Context, sub *Subscription, f Frame, last int64) (int64, error) {
+	var co coalescer
+	var err error
+	for n := 1; ; n++ {
+		switch {
+		case f.Seq != 0 && f.Seq <= last:
+		case f.Seq != 0 && f.first() != last+1:
+			if b := co.take(); b != nil {
+				if err := c.write(b); err != nil {
+					return last, err
+				}
+			}
+			if last, err = c.catchUp(ctx, last); err != nil {
+				return last, err
+			}
+		default:
+			co.add(f)
+			c.s.metrics.FrameSent(c.sess.ID, f.Seq, f.Kind, f.Born)
+			if f.Seq != 0 {
+				last = f.Seq
+			}
+		}
+		if n >= maxCoalesce {
+			break
+		}
+		var ok bool
+		select {
+		case f, ok = <-sub.C:
+		default:
+		}
+		if !ok {
+			break // nothing waits; a closed channel is seen again by the caller
+		}
+	}
+	if b := co.take(); b != nil {
+		return last, c.write(b)
+	}
+	return last, nil
+}
+
+// catchUp sends every event after seq from Postgres, a page at a time
+// (memory stays bounded however long the log), and returns the new last seq.
 func (c *wsConn) catchUp(ctx context.Context, after int64) (int64, error) {
-	evs, err := c.s.st.EventsAfter(ctx, c.sess.ID, after, 0)
-	if err != nil || len(evs) == 0 {
+	completed, err := c.s.st.CompletedMessages(ctx, c.sess.ID, after)
+	if err != nil {
 		return after, err
 	}
-	r := newBacklogRenderer(evs)
-	for len(evs) > 0 {
-		n := min(backlogPage, len(evs))
-		f := r.frame(ctx, evs[:n])
+	r := newPagedRenderer(completed)
+	for {
+		f, n, err := c.replayPage(ctx, r, after)
+		if err != nil || n == 0 {
+			return after, err
+		}
 		if err := c.write(f.Data); err != nil {
 			return after, err
 		}
-		after, evs = f.Seq, evs[n:]
+		after = f.Seq
+		if n < backlogPage {
+			return after, nil
+		}
 	}
-	return after, nil
+}
+
+// replayPage reads and renders the page after seq holding one of the
+// server's replay slots; the socket write happens after it is released.
+func (c *wsConn) replayPage(ctx context.Context, r *renderer, after int64) (Frame, int, error) {
+	select {
+	case c.s.replaySlots <- struct{}{}:
+	case <-ctx.Done():
+		return Frame{}, 0, ctx.Err()
+	}
+	defer func() { <-c.s.replaySlots }()
+	evs, err := c.s.st.EventsAfter(ctx, c.sess.ID, after, backlogPage)
+	if err != nil || len(evs) == 0 {
+		return Frame{}, 0, err
+	}
+	return r.frame(ctx, evs), len(evs), nil
 }
 
 func (c *wsConn) write(b []byte) error {

@@ -112,7 +112,7 @@ func (c *wsConn) handle(ctx context.Context, m wsMessage) error {
 
 // stopTurn is Stop, from the page or the MCP tool interrupt.
 func (s *Server) stopTurn(ctx context.Context, sess store.Session, by string) error {
-	if err := s.sup.Interrupt(ctx, sess.ID, by); errors.Is(err, runner.ErrRunEnded) {
+	if err := s.runs.Interrupt(ctx, sess.ID, by); errors.Is(err, runner.ErrRunEnded) {
 		return badRequest("Claude is not running in this session.")
 	} else if err != nil {
 		return err

@@ -45,6 +45,7 @@
   }
   document.addEventListener("htmx:wsOpen", function (e) {
     if (counterSocket(e)) return;
+    flushDeltas();
     e.detail.socketWrapper.sendImmediately(JSON.stringify({ action: "hello", after: lastSeq() }));
     setConn("live", "live");
     if (wasOffline) {
@@ -78,6 +79,37 @@
     var content = e.detail && e.detail.content;
     if (events && content && content.id && content.classList && content.classList.contains("item")) {
       events.appendChild(content);
+    }
+  });
+
+  // Streamed text arrives as many small delta messages. Applying each as
+  // an htmx swap (and re-running the handlers below) falls ever further
+  // behind on a long reply, so a message that is only a delta is gathered
+  // here and appended as one text node per animation frame; any other
+  // message first flushes what is gathered, so order is kept.
+  var deltaRe = /^<div hx-swap-oob="beforeend:#events \.live \.body">([^<]*)<\/div><div id="last-seq" data-seq="(\d+)" hidden hx-swap-oob="true"><\/div>$/;
+  var pendingText = "", pendingSeq = "", flushScheduled = false, decoder = document.createElement("textarea");
+  function flushDeltas() {
+    flushScheduled = false;
+    if (!pendingText) return;
+    decoder.innerHTML = pendingText;
+    var body = document.querySelector("#events .live .body");
+    if (body) body.appendChild(document.createTextNode(decoder.value));
+    var seq = document.getElementById("last-seq");
+    if (seq) seq.setAttribute("data-seq", pendingSeq);
+    pendingText = "";
+    if (stick) window.scrollTo(0, document.body.scrollHeight);
+  }
+  document.addEventListener("htmx:wsBeforeMessage", function (e) {
+    if (counterSocket(e)) return;
+    var m = deltaRe.exec(e.detail.message);
+    if (!m) { flushDeltas(); return; }
+    e.preventDefault();
+    pendingText += m[1];
+    pendingSeq = m[2];
+    if (!flushScheduled) {
+      flushScheduled = true;
+      requestAnimationFrame(flushDeltas);
     }
   });
 

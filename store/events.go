@@ -76,3 +76,71 @@ func (s *Store) EventsAfter(ctx context.Context, sessionID string, after int64, 
 	}
 	return list, nil
 }
+
+// AppendEvents appends evs, consecutive events of one session, in one
+// transaction with one COPY: a run loop's batch costs one round of writes
+// and one commit however many lines it holds. A seq already taken fails the
+// whole batch.
+func (s *Store) AppendEvents(ctx context.Context, evs []Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	if len(evs) == 1 {
+		return s.AppendEvent(ctx, evs[0])
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("append %d events: %w", len(evs), err)
+	}
+	defer tx.Rollback(ctx)
+	rows := make([][]any, len(evs))
+	for i, e := range evs {
+		payload := e.Payload
+		if len(payload) == 0 {
+			payload = json.RawMessage(`{}`)
+		}
+		created := e.CreatedAt
+		if created.IsZero() {
+			created = time.Now()
+		}
+		rows[i] = []any{e.SessionID, e.Seq, e.Type, payload, created}
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"events"},
+		[]string{"session_id", "seq", "type", "payload", "created_at"}, pgx.CopyFromRows(rows)); err != nil {
+		return fmt.Errorf("append events %d..%d of session %s: %w", evs[0].Seq, evs[len(evs)-1].Seq, evs[0].SessionID, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("append events: commit: %w", err)
+	}
+	return nil
+}
+
+// EventsBetween returns the session's events with first <= seq <= last, in order.
+func (s *Store) EventsBetween(ctx context.Context, sessionID string, first, last int64) ([]Event, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+eventColumns+` FROM events
+		WHERE session_id = $1 AND seq BETWEEN $2 AND $3 ORDER BY seq`, sessionID, first, last)
+	list, err := pgx.CollectRows(rows, pgx.RowToStructByName[Event])
+	if err != nil {
+		return nil, fmt.Errorf("events %d..%d of session %s: %w", first, last, sessionID, err)
+	}
+	return list, nil
+}
+
+// CompletedMessages returns the ids of the top-level assistant messages in
+// the session's log after seq: a replay shows these whole instead of
+// re-sending their streamed deltas. It reads ids only, never the texts.
+func (s *Store) CompletedMessages(ctx context.Context, sessionID string, after int64) (map[string]bool, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT DISTINCT payload -> 'message' ->> 'id' FROM events
+		WHERE session_id = $1 AND seq > $2 AND type = 'assistant'
+			AND jsonb_typeof(payload -> 'parent_tool_use_id') IS DISTINCT FROM 'string'
+			AND payload -> 'message' ->> 'id' IS NOT NULL`, sessionID, after)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("completed messages of session %s: %w", sessionID, err)
+	}
+	set := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		set[id] = true
+	}
+	return set, nil
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -127,22 +128,15 @@ func (s *Store) RequestAnswer(ctx context.Context, req AnswerRequest) (AnswerRes
 // returned when ListenAnswers does. A lost connection is reopened after a
 // pause.
 func (s *Store) ListenAnswers(ctx context.Context, handle func(context.Context, AnswerRequest) AnswerResult, onErr func(error)) {
-	done := make(chan struct{}, 64)
-	running := 0
-	defer func() {
-		for range running {
-			<-done
-		}
-	}()
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for ctx.Err() == nil {
 		err := s.listen(ctx, func(req AnswerRequest) {
-			running++
-			go func() {
-				defer func() { done <- struct{}{} }()
+			wg.Go(func() {
 				res := handle(ctx, req)
 				res.ID = req.ID
 				s.notifyResult(context.WithoutCancel(ctx), res, onErr)
-			}()
+			})
 		})
 		if ctx.Err() != nil {
 			return

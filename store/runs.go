@@ -10,7 +10,7 @@ import (
 func (s *Store) StartRun(ctx context.Context, sessionID string, pid int) (int64, error) {
 	var id int64
 	err := s.pool.QueryRow(ctx,
-		`INSERT INTO runs (session_id, pid) VALUES ($1, $2) RETURNING id`, sessionID, pid).Scan(&id)
+		`INSERT INTO runs (session_id, pid, replica_id) VALUES ($1, $2, $3) RETURNING id`, sessionID, pid, s.replica).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("start run of session %s: %w", sessionID, err)
 	}

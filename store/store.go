@@ -5,13 +5,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/golang-migrate/migrate/v4"
 	_ "github.com/golang-migrate/migrate/v4/database/pgx/v5" // registers the pgx5:// driver
 	"github.com/golang-migrate/migrate/v4/source/iofs"
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -27,6 +30,11 @@ var ErrNotPending = errors.New("already answered")
 // Store is Parley's Postgres store, backed by a pgx connection pool.
 type Store struct {
 	pool *pgxpool.Pool
+	// live is a small pool of its own for the run loops' writes (Live), so
+	// they never queue behind page loads and catch-up replays.
+	live    *pgxpool.Pool
+	url     string
+	replica string // this process's replica id (see Replica)
 }
 
 // Migrate applies every pending migration in migrations.FS to the database at databaseURL.
@@ -36,6 +44,15 @@ func Migrate(databaseURL string) error {
 	if err != nil {
 		return fmt.Errorf("migrate: parse database url: %w", err)
 	}
+	// pool_* parameters configure pgxpool; golang-migrate would send them
+	// to the server as settings, which it refuses.
+	q := u.Query()
+	for k := range q {
+		if strings.HasPrefix(k, "pool_") {
+			q.Del(k)
+		}
+	}
+	u.RawQuery = q.Encode()
 	// golang-migrate picks its driver by URL scheme; its pgx/v5 driver registers "pgx5"
 	// and turns the scheme back into "postgres" before connecting.
 	switch u.Scheme {
@@ -63,7 +80,9 @@ func Migrate(databaseURL string) error {
 	return nil
 }
 
-// Open connects a pool to databaseURL and checks that the database answers.
+// Open connects two pools to databaseURL and checks that the database
+// answers: the main pool (pool_max_conns in the URL, else 16) and a small
+// one for the run loops' writes (see Live).
 func Open(ctx context.Context, databaseURL string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(databaseURL)
 	if err != nil {
@@ -74,20 +93,52 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 	if !strings.Contains(databaseURL, "pool_max_conns") {
 		cfg.MaxConns = 16
 	}
+	// The replica id names every connection, so the log's NOTIFY says which
+	// replica wrote the events (readers skip their own).
+	replica := "r" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
+	cfg.ConnConfig.RuntimeParams["application_name"] = "parley " + replica
+	liveCfg := cfg.Copy()
+	liveCfg.MaxConns = max(4, cfg.MaxConns/4)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
+	live, err := pgxpool.NewWithConfig(ctx, liveCfg)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
+		live.Close()
 		return nil, fmt.Errorf("ping database: %w", err)
 	}
-	return &Store{pool: pool}, nil
+	return &Store{pool: pool, live: live, url: databaseURL, replica: replica}, nil
 }
 
-// Close closes every connection of the pool, waiting for connections in use to be released.
+// Live returns the store seen through the run loops' own small pool: the
+// writes of live runs go there, so a storm of page loads and replays on
+// the main pool cannot delay them.
+func (s *Store) Live() *Store {
+	return &Store{pool: s.live, live: s.live, url: s.url, replica: s.replica}
+}
+
+// Replica is this process's id among the replicas sharing the database:
+// new for every Open, and the application_name of its connections.
+func (s *Store) Replica() string { return s.replica }
+
+// URL is the database URL the store was opened with (for LISTEN).
+func (s *Store) URL() string { return s.url }
+
+// Ping checks that the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
+// Close closes every connection of both pools, waiting for connections in use to be released.
 func (s *Store) Close() {
 	s.pool.Close()
+	if s.live != s.pool {
+		s.live.Close()
+	}
 }
 
 // notFound maps pgx.ErrNoRows to ErrNotFound and leaves other errors alone.
@@ -151,4 +202,41 @@ func (s *Store) GetProject(ctx context.Context, id int64) (Project, error) {
 		return Project{}, fmt.Errorf("get project %d: %w", id, notFound(err))
 	}
 	return p, nil
+}
+
+// Ready reports whether the database answers and its schema is at the
+// newest migration this build embeds, not half-applied.
+func (s *Store) Ready(ctx context.Context) error {
+	var version int64
+	var dirty bool
+	if err := s.pool.QueryRow(ctx, `SELECT version, dirty FROM schema_migrations LIMIT 1`).Scan(&version, &dirty); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	want, err := newestMigration()
+	if err != nil {
+		return err
+	}
+	switch {
+	case dirty:
+		return fmt.Errorf("migration %d failed half-way", version)
+	case version < want:
+		return fmt.Errorf("schema at migration %d, this build needs %d", version, want)
+	}
+	return nil
+}
+
+// newestMigration is the highest version among the embedded migrations.
+func newestMigration() (int64, error) {
+	entries, err := fs.ReadDir(migrations.FS, ".")
+	if err != nil {
+		return 0, fmt.Errorf("read embedded migrations: %w", err)
+	}
+	var newest int64
+	for _, e := range entries {
+		num, _, ok := strings.Cut(e.Name(), "_")
+		if n, err := strconv.ParseInt(num, 10, 64); ok && err == nil && n > newest {
+			newest = n
+		}
+	}
+	return newest, nil
 }

@@ -12,7 +12,8 @@ import (
 
 // asksCmd is `parley asks`: list the open asks a person can answer, and
 // answer one. It works on the server's database as the user --user names
-// (env PARLEY_USER).
+// (env PARLEY_USER), or, with PARLEY_TOKEN (and PARLEY_URL), through the
+// server's MCP interface as the token's user.
 func asksCmd(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && isHelp(args[0]) {
 		fmt.Fprint(stdout, asks.Usage)
@@ -26,14 +27,19 @@ func asksCmd(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	if getenv("PARLEY_TOKEN") != "" && *user == "" {
-		// A token client (the server's API) slots in here as another
-		// asks.Client once Parley has API tokens.
-		return errors.New("answering with PARLEY_TOKEN is not available yet: use --user EMAIL on the server's machine")
+	if token := getenv("PARLEY_TOKEN"); token != "" && *user == "" {
+		// Token mode: the same API token as Parley's MCP interface, over
+		// the server's /mcp; no database access needed.
+		client, err := asks.NewToken(ctx, orDefault(getenv("PARLEY_URL"), "http://127.0.0.1:8080"), token)
+		if err != nil {
+			return err
+		}
+		defer client.Close()
+		return asks.Run(ctx, rest, client, stdout)
 	}
 	if *user == "" {
 		fmt.Fprint(stderr, asks.Usage)
-		return errors.New("asks needs --user EMAIL (or PARLEY_USER): whose asks, and who answers")
+		return errors.New("asks needs --user EMAIL (or PARLEY_USER), or PARLEY_TOKEN: whose asks, and who answers")
 	}
 	return withStore(ctx, *c, stderr, func(st *store.Store) error {
 		client, err := asks.NewDB(ctx, st, *user)

@@ -19,7 +19,7 @@ import (
 type isolationConfig struct {
 	Upstream, APIKey, AuthToken string // the real model API, never given to a run
 	ProjectRPM, UserRPM         int
-	Isolation                   string // auto (per-project uids when root) or off
+	Isolation                   string // auto, uid, bwrap or off
 	UIDRange                    string
 }
 
@@ -34,14 +34,35 @@ func runEnvironment(ctx context.Context, c config, st *store.Store, claude, self
 		return runner.Config{}, nil, err
 	}
 	rc := runner.Config{ClaudeBin: claude, SelfExe: self, Env: runner.BaseEnv(os.Environ()), Gateway: gw}
-	switch {
-	case c.Isolation == "off":
+	mode := c.Isolation
+	if mode == "auto" {
+		mode = "uid"
+		if !sandbox.Available() {
+			mode = "bwrap"
+		}
+	}
+	switch mode {
+	case "off":
 		log.Warn("PARLEY_ISOLATION=off: every run has Parley's OS user and can read the data directory and other projects")
 		return rc, gw, nil
-	case !sandbox.Available():
-		log.Warn("Parley is not running as root, so runs cannot get per-project uids: every run has Parley's OS user and can read the data directory and other projects; see the README's Isolation section")
+	case "bwrap":
+		home, _ := os.UserHomeDir()
+		bw, err := sandbox.NewBubblewrap(ctx, []string{c.DataDir, home}, []string{self})
+		if err != nil && c.Isolation == "auto" {
+			log.Warn("Parley is not running as root and bubblewrap does not work here, so runs are not confined: every run has Parley's OS user and can read the data directory and other projects; see the README's Isolation section", "err", err)
+			return rc, gw, nil
+		}
+		if err != nil {
+			return runner.Config{}, nil, err
+		}
+		rc.Sandbox = bw
+		log.Info("runs are confined with bubblewrap")
 		return rc, gw, nil
-	case c.ClaudeConfigDir != "":
+	}
+	if !sandbox.Available() {
+		return runner.Config{}, nil, errors.New("PARLEY_ISOLATION=uid needs Parley to run as root")
+	}
+	if c.ClaudeConfigDir != "" {
 		return runner.Config{}, nil, errors.New("CLAUDE_CONFIG_DIR shares one config dir across projects, which per-project uids cannot: unset it, or set PARLEY_ISOLATION=off")
 	}
 	sb, err := sandbox.New(c.DataDir, c.UIDRange, log)
@@ -60,4 +81,10 @@ func runEnvironment(ctx context.Context, c config, st *store.Store, claude, self
 	rc.Sandbox = sb
 	log.Info("runs are confined to per-project uids", "uid_range", c.UIDRange)
 	return rc, gw, nil
+}
+
+// isUIDSandbox reports whether runs start as per-project uids (not as root).
+func isUIDSandbox(s runner.Sandbox) bool {
+	_, ok := s.(*sandbox.Sandbox)
+	return ok
 }

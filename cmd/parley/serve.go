@@ -11,13 +11,16 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"parley/askuser"
+	"parley/cluster"
 	"parley/gateway"
+	"parley/metrics"
 	"parley/runner"
 	"parley/sandbox"
 	"parley/server"
@@ -39,6 +42,8 @@ type config struct {
 	AskUser         bool
 	SecureCookies   bool
 	LogLevel        string
+	LeaseTTL        time.Duration // replicas: how long a lapsed replica keeps its sessions
+	MetricsToken    string        // bearer token for /metrics from other hosts; "" = loopback only
 	MaxRuns         int           // live claude processes at once (PARLEY_MAX_RUNS)
 	Limits          server.Limits // per-user limits (limits.go)
 	isolationConfig
@@ -79,6 +84,15 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		}
 		c.AskTimeout = d
 	}
+	c.MetricsToken = getenv("PARLEY_METRICS_TOKEN")
+	c.LeaseTTL = 15 * time.Second
+	if v := getenv("PARLEY_LEASE_TTL"); v != "" {
+		d, err := parseSeconds(v)
+		if err != nil {
+			return c, fmt.Errorf("PARLEY_LEASE_TTL: %w", err)
+		}
+		c.LeaseTTL = d
+	}
 	if v := getenv("PARLEY_IDLE_TIMEOUT"); v != "" {
 		d, err := parseSeconds(v)
 		if err != nil {
@@ -111,7 +125,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", c.SecureCookies, "mark cookies Secure even on plain HTTP, for a TLS proxy in front (env PARLEY_SECURE_COOKIES=1)")
 	fs.IntVar(&c.ProjectRPM, "project-rpm", c.ProjectRPM, "model requests a minute per project, through the gateway (env PARLEY_PROJECT_RPM; 0 = no limit)")
 	fs.IntVar(&c.UserRPM, "user-rpm", c.UserRPM, "model requests a minute per user whose turn runs (env PARLEY_USER_RPM; 0 = no limit)")
-	fs.StringVar(&c.Isolation, "isolation", c.Isolation, "auto: per-project uids when running as root; off: runs share Parley's user (env PARLEY_ISOLATION)")
+	fs.StringVar(&c.Isolation, "isolation", c.Isolation, "how runs are confined: uid (per-project uids, needs root), bwrap (bubblewrap), auto (uid as root, else bwrap if it works), off (env PARLEY_ISOLATION)")
 	fs.StringVar(&c.UIDRange, "uid-range", c.UIDRange, "uids for projects' runs, FIRST-LAST; project N runs as FIRST+N (env PARLEY_UID_RANGE)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env PARLEY_LOG_LEVEL)")
 	limitFlags(fs, &c)
@@ -121,8 +135,8 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	if c.MaxRuns < 1 {
 		return c, errors.New("the cap on live claude processes (max-runs) must be at least 1")
 	}
-	if c.Isolation != "auto" && c.Isolation != "off" {
-		return c, fmt.Errorf("PARLEY_ISOLATION %q: want auto or off", c.Isolation)
+	if !slices.Contains([]string{"auto", "uid", "bwrap", "off"}, c.Isolation) {
+		return c, fmt.Errorf("PARLEY_ISOLATION %q: want auto, uid, bwrap or off", c.Isolation)
 	}
 	if c.AskTimeout < time.Second {
 		return c, errors.New("the ask timeout must be at least one second")
@@ -141,11 +155,6 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		return err
 	}
 	defer closeStore()
-	if n, err := st.RecoverAfterRestart(ctx); err != nil {
-		return err
-	} else if n > 0 {
-		log.Info("asks left open by the previous run stay open; answering one resumes its session", "inputs", n)
-	}
 	if err := firstAdminHint(ctx, st, c, log); err != nil {
 		return err
 	}
@@ -175,16 +184,18 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		relayLn.Close()
 		return fmt.Errorf("listen: %w", err)
 	}
-	runtimeDir := filepath.Join(c.DataDir, "run")
+	// Each replica has its own runtime directory under the shared data
+	// directory: the config files of other live replicas' runs are not its.
+	runtimeDir := filepath.Join(c.DataDir, "run", st.Replica())
 	if err := os.MkdirAll(runtimeDir, 0o700); err != nil {
 		return fmt.Errorf("runtime dir: %w", err)
 	}
-	// Config files of runs that a crash left behind hold dead tokens; no
-	// run is live yet, so every one of them is stale.
-	if n, err := askuser.SweepConfigs(runtimeDir); err != nil {
+	// Config files that a crash left behind hold dead tokens: those of
+	// this directory's older layout, and those of replicas no longer live.
+	if n, err := sweepRuntimeDirs(ctx, st, filepath.Dir(runtimeDir)); err != nil {
 		return err
 	} else if n > 0 {
-		log.Info("removed ask_user config files left by an earlier run", "files", n)
+		log.Info("removed per-run ask_user config files left by an earlier run", "files", n)
 	}
 	broker := askuser.NewBroker()
 	hub := server.NewHub()
@@ -192,21 +203,33 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	runCtx, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRuns()
 	var sup *runner.Supervisor
+	met := metrics.New(func() int { return sup.Count() }, func() int { return sup.Queued() })
+	pub := server.NewMeteredPublisher(hub, met)
 	rc, gw, err := runEnvironment(ctx, c, st, claude, self, gateway.NotifyFunc(func(id, text string) { sup.LimitReached(id, text) }), log)
 	if err != nil {
 		return err
 	}
+	// Run loops write through the store's own small pool.
 	sup = runner.NewSupervisor(runCtx, runner.Deps{
 		Config:  rc,
-		Journal: server.NewJournal(st), Publisher: server.NewPublisher(hub),
+		Journal: server.NewMeteredJournal(st.Live(), met), Publisher: pub,
 		Broker: broker, Log: log, RuntimeDir: runtimeDir, RunEnded: expiry.Kick,
 		MaxRuns: c.MaxRuns, Queue: server.NewQueueObserver(hub),
 	})
-	srv, err := server.New(ctx, server.Config{DataDir: c.DataDir, ClaudeConfigDir: c.ClaudeConfigDir,
+	var srv *server.Server
+	node := cluster.New(cluster.Config{TTL: c.LeaseTTL, DataDir: c.DataDir}, cluster.Deps{Store: st, Supervisor: sup,
+		// Unmetered: the owner's replica counts its events once.
+		Publisher: server.NewPublisher(hub), Log: log.With("replica", st.Replica()), TakenOver: met.TakenOver,
+		Starter: func(id string) runner.Starter { return srv.SessionStarter(id) }})
+	// A replica that starts takes over only replicas that lapsed.
+	if err := node.Join(ctx); err != nil {
+		return err
+	}
+	srv, err = server.New(ctx, server.Config{DataDir: c.DataDir, ClaudeConfigDir: c.ClaudeConfigDir,
 		AskTimeout: c.AskTimeout, IdleTimeout: c.IdleTimeout, StallTimeout: c.StallTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies,
 		Limits: c.Limits, RelayURL: "http://" + relayLn.Addr().String() + "/ask", ModelURL: "http://" + relayLn.Addr().String(),
-		RunsConfined: rc.Sandbox != nil},
-		server.Deps{Store: st, Supervisor: sup, Hub: hub, Broker: broker, Log: log, Expirer: expiry, Gateway: gw})
+		RunsConfined: isUIDSandbox(rc.Sandbox), MetricsToken: c.MetricsToken},
+		server.Deps{Store: st, Supervisor: sup, Runs: node, Hub: hub, Broker: broker, Metrics: met, Log: log, Expirer: expiry, Gateway: gw})
 	if err != nil {
 		return err
 	}
@@ -216,22 +239,62 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	defer stopHub()
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return hub.Run(hubCtx) })
+	nodeCtx, stopNode := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopNode()
+	g.Go(func() error { return node.Run(nodeCtx) })
 	g.Go(func() error { return serveHTTP(web, ln) })
 	g.Go(func() error { return serveHTTP(relay, relayLn) })
 	g.Go(func() error { return expiry.Run(gctx, sup) })
 	g.Go(func() error { return srv.ListenAnswers(gctx) })
 	g.Go(func() error {
 		<-gctx.Done()
-		// Runs first: their last events reach Postgres and the hub before
-		// the browsers are told to reconnect.
-		sup.Shutdown()
+		// Runs first (Leave ends them): their last events reach Postgres and
+		// the hub before the browsers are told to reconnect. Then the
+		// replica's leases go, and any replica takes each session on its
+		// next message.
+		lctx, lcancel := context.WithTimeout(context.Background(), 5*time.Second)
+		if err := node.Leave(lctx); err != nil {
+			log.Error("leave the cluster", "err", err)
+		}
+		lcancel()
+		stopNode()
 		stopHub()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		return errors.Join(web.Shutdown(sctx), relay.Shutdown(sctx))
 	})
-	log.Info("parley listening", "url", "http://"+ln.Addr().String(), "claude", claude, "data_dir", c.DataDir, "max_runs", c.MaxRuns)
+	log.Info("parley listening", "url", "http://"+ln.Addr().String(), "replica", st.Replica(), "claude", claude, "data_dir", c.DataDir, "max_runs", c.MaxRuns)
 	return g.Wait()
+}
+
+// sweepRuntimeDirs removes the run files (ask_user configs) in base (the layout
+// before replicas) and the runtime directories of replicas that are not
+// live; it returns how many files went.
+func sweepRuntimeDirs(ctx context.Context, st *store.Store, base string) (int, error) {
+	n, err := runner.SweepRunFiles(base)
+	if err != nil {
+		return n, err
+	}
+	live, err := st.LiveReplicas(ctx)
+	if err != nil {
+		return n, err
+	}
+	entries, err := os.ReadDir(base)
+	if err != nil {
+		return n, fmt.Errorf("sweep runtime dirs: %w", err)
+	}
+	for _, e := range entries {
+		if !e.IsDir() || e.Name() == st.Replica() || slices.Contains(live, e.Name()) {
+			continue
+		}
+		m, err := runner.SweepRunFiles(filepath.Join(base, e.Name()))
+		n += m
+		if err != nil {
+			return n, err
+		}
+		_ = os.Remove(filepath.Join(base, e.Name()))
+	}
+	return n, nil
 }
 
 func serveHTTP(s *http.Server, ln net.Listener) error {

@@ -1,0 +1,195 @@
+// Package cluster lets several `parley serve` replicas share one Postgres.
+// Its one face is Node: each replica keeps a row alive in the replicas
+// table; a session's runs live on the replica holding its lease; prompts,
+// answers and stops sent to any replica reach the owner through a request
+// row and NOTIFY; every insert into the event log is announced by NOTIFY
+// (ids and seqs only) and replicas re-publish those events to their own
+// browsers from the log. When a replica's row lapses, any other takes its
+// sessions over: their open asks stay open and an answer resumes the
+// session (--resume) wherever it arrives.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"parley/runner"
+	"parley/store"
+)
+
+// Config is a replica's cluster configuration.
+type Config struct {
+	// TTL is how long a replica's row, and with it its leases, outlives its
+	// last heartbeat; it is renewed every TTL/3. 0 = 15 s.
+	TTL time.Duration
+	// DataDir must be one directory every replica shares (workspaces and
+	// the CLI's transcripts live there); Join checks it.
+	DataDir string
+}
+
+// Deps are a Node's collaborators.
+type Deps struct {
+	Store      *store.Store
+	Supervisor *runner.Supervisor
+	// Publisher shows events that another replica wrote (or a takeover
+	// wrote) to this replica's browsers.
+	Publisher runner.Publisher
+	// Starter gives the options to start a session's process with, for
+	// requests forwarded by other replicas.
+	Starter func(sessionID string) runner.Starter
+	Log     *slog.Logger
+	// TakenOver is told how many sessions a takeover moved; nil = nobody.
+	TakenOver func(sessions int)
+}
+
+// Node is this replica's place among the replicas sharing the database.
+type Node struct {
+	cfg Config
+	Deps
+	id string
+
+	mu       sync.Mutex
+	waiters  map[int64]waiter // forwarded requests awaiting their reply
+	projects map[string]int64 // session → project, for re-published events
+	wg       sync.WaitGroup   // requests being carried out for other replicas
+}
+
+type waiter struct {
+	owner string
+	done  chan error
+}
+
+// errOwnerGone ends a forwarded request whose owner lapsed before answering.
+var errOwnerGone = errors.New("the replica running this session stopped")
+
+// New returns the Node of the replica whose store is d.Store.
+func New(cfg Config, d Deps) *Node {
+	if cfg.TTL <= 0 {
+		cfg.TTL = 15 * time.Second
+	}
+	if d.TakenOver == nil {
+		d.TakenOver = func(int) {}
+	}
+	return &Node{cfg: cfg, Deps: d, id: d.Store.Replica(), waiters: map[int64]waiter{},
+		projects: map[string]int64{}}
+}
+
+// ID is this replica's id.
+func (n *Node) ID() string { return n.id }
+
+// Join registers the replica, checks that its data directory is the one
+// the other live replicas use, and takes over the sessions of replicas
+// that lapsed (after a crash, that is this machine's previous process).
+// It never touches a live replica's runs.
+func (n *Node) Join(ctx context.Context) error {
+	if _, err := n.Store.Heartbeat(ctx, n.cfg.DataDir, n.cfg.TTL); err != nil {
+		return err
+	}
+	if err := n.checkShared(ctx); err != nil {
+		return errors.Join(err, n.Store.LeaveCluster(context.WithoutCancel(ctx)))
+	}
+	dead, sessions, err := n.Store.TakeOver(ctx)
+	if err != nil {
+		return err
+	}
+	if sessions > 0 || len(dead) > 0 {
+		n.Log.Info("took over the sessions of stopped replicas; their open asks stay open and an answer resumes the session",
+			"replicas", len(dead), "sessions", sessions)
+		n.TakenOver(sessions)
+	}
+	return nil
+}
+
+// markerDir holds one empty file per replica that uses the data directory.
+func (n *Node) markerDir() string { return filepath.Join(n.cfg.DataDir, "replicas") }
+
+// checkShared refuses a data directory another live replica cannot see:
+// a session taken over must find its workspace and transcript.
+func (n *Node) checkShared(ctx context.Context) error {
+	if err := os.MkdirAll(n.markerDir(), 0o755); err != nil {
+		return fmt.Errorf("replica marker: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(n.markerDir(), n.id), nil, 0o644); err != nil {
+		return fmt.Errorf("replica marker: %w", err)
+	}
+	ids, err := n.Store.LiveReplicas(ctx)
+	if err != nil {
+		return err
+	}
+	for _, id := range ids {
+		if _, err := os.Stat(filepath.Join(n.markerDir(), id)); id != n.id && err != nil {
+			return fmt.Errorf("replica %s uses this database but not this data directory (%s): "+
+				"every replica needs the same data directory on a shared filesystem", id, n.cfg.DataDir)
+		}
+	}
+	return nil
+}
+
+// Run keeps the replica's row alive, takes over lapsed replicas and
+// serves notifications until ctx ends.
+func (n *Node) Run(ctx context.Context) error {
+	ready := make(chan struct{})
+	errc := make(chan error, 1)
+	go func() {
+		errc <- n.Store.Listen(ctx, []string{store.EventsChannel, store.RequestsChannel, store.RepliesChannel},
+			func() { close(ready) }, n.notified)
+	}()
+	// The heartbeat is a lease renewal on a deadline, not a poll for work:
+	// work arrives by NOTIFY.
+	beat := time.NewTicker(n.cfg.TTL / 3)
+	defer beat.Stop()
+	for {
+		select {
+		case <-beat.C:
+			n.heartbeat(ctx)
+		case err := <-errc:
+			n.wg.Wait()
+			if ctx.Err() != nil {
+				return nil
+			}
+			return fmt.Errorf("cluster notifications: %w", err)
+		case <-ctx.Done():
+			err := <-errc
+			n.wg.Wait()
+			return err
+		}
+	}
+}
+
+func (n *Node) heartbeat(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, n.cfg.TTL/3)
+	defer cancel()
+	alive, err := n.Store.Heartbeat(ctx, n.cfg.DataDir, n.cfg.TTL)
+	if err != nil {
+		n.Log.Error("renew the replica's lease", "err", err)
+		return
+	}
+	if !alive {
+		n.Log.Error("this replica's lease had lapsed and was renewed; other replicas may have taken its sessions over")
+	}
+	dead, sessions, err := n.Store.TakeOver(ctx)
+	if err != nil {
+		n.Log.Error("take over stopped replicas", "err", err)
+		return
+	}
+	if len(dead) > 0 {
+		n.Log.Info("replicas stopped; their sessions are free for any replica", "replicas", dead, "sessions", sessions)
+		n.TakenOver(sessions)
+		n.ownersGone(dead)
+	}
+}
+
+// Leave hands this replica's sessions over: its runs end (their open asks
+// stay open, to be answered anywhere), then its row and leases go, so any
+// replica takes each session on its next message.
+func (n *Node) Leave(ctx context.Context) error {
+	n.Supervisor.Shutdown()
+	_ = os.Remove(filepath.Join(n.markerDir(), n.id))
+	return n.Store.LeaveCluster(ctx)
+}

@@ -1,0 +1,59 @@
+package metrics
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestHandlerGuardsAndCounts: loopback and the token may scrape, others
+// may not; what was recorded is in the exposition.
+func TestHandlerGuardsAndCounts(t *testing.T) {
+	m := New(func() int { return 3 }, func() int { return 1 })
+	now := time.Now()
+	m.Event("s", "input_requested", []byte(`{"kind":"permission"}`), now)
+	m.FrameSent("s", 7, "input_requested", now.Add(-20*time.Millisecond))
+	m.FrameSent("s", 7, "input_requested", now.Add(-20*time.Millisecond)) // a second viewer: not re-counted
+	m.Event("s", "input_resolved", []byte(`{"kind":"permission","status":"answered"}`), now)
+	m.Event("s", "user", []byte(`{"message":{"content":[{"type":"tool_result"}]}}`), now.Add(5*time.Millisecond))
+	m.Event("s", "run_ended", []byte(`{"exit_code":143,"reason":"stopped by Parley (idle)"}`), now)
+	m.EventsWritten(100, 2*time.Millisecond)
+	m.WSOpened()
+	m.TakenOver(2)
+	h := m.Handler("secret")
+	tests := []struct {
+		name, remote, auth string
+		want               int
+	}{
+		{"loopback", "127.0.0.1:5000", "", http.StatusOK},
+		{"remote without token", "10.0.0.8:5000", "", http.StatusForbidden},
+		{"remote with wrong token", "10.0.0.8:5000", "Bearer nope", http.StatusForbidden},
+		{"remote with token", "10.0.0.8:5000", "Bearer secret", http.StatusOK},
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest("GET", "/metrics", nil)
+		r.RemoteAddr = tt.remote
+		if tt.auth != "" {
+			r.Header.Set("Authorization", tt.auth)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		if w.Code != tt.want {
+			t.Errorf("%s: status %d, want %d", tt.name, w.Code, tt.want)
+		}
+		if w.Code != http.StatusOK {
+			continue
+		}
+		body := w.Body.String()
+		for _, want := range []string{`parley_runs_live 3`, `parley_runs_queued 1`, `parley_asks_opened_total{kind="permission"} 1`,
+			`parley_asks_resolved_total{kind="permission",outcome="answered"} 1`, `parley_ask_to_browser_seconds_count 1`,
+			`parley_answer_to_tool_result_seconds_count 1`, `parley_events_written_total 100`, `parley_websocket_clients 1`,
+			`parley_cli_exits_total{reason="stopped"} 1`, `parley_lease_takeovers_total 2`, `go_goroutines`} {
+			if !strings.Contains(body, want) {
+				t.Errorf("%s: exposition lacks %q", tt.name, want)
+			}
+		}
+	}
+}

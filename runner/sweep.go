@@ -1,0 +1,32 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"parley/askuser"
+)
+
+// SweepRunFiles removes the per-run files a crash left in the runtime dir
+// (the relay configs of `parley mcp-askuser`, ASK_USER_CONFIG, and the
+// --mcp-config files of HTTP ask_user) and returns how many it removed.
+// Call it at start, before any run: their tokens are dead.
+func SweepRunFiles(dir string) (int, error) {
+	n, err := askuser.SweepConfigs(dir)
+	if err != nil {
+		return n, err
+	}
+	paths, err := filepath.Glob(filepath.Join(dir, "mcp-*.json"))
+	if err != nil {
+		return n, fmt.Errorf("sweep run files: %w", err)
+	}
+	for _, p := range paths {
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return n, fmt.Errorf("sweep run files: %w", err)
+		}
+		n++
+	}
+	return n, nil
+}

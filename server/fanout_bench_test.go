@@ -1,0 +1,149 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"parley/runner/fakeapi"
+	"parley/store"
+)
+
+// pctl reports p50, p99 and max of l in milliseconds under name.
+func pctl(name string, l []time.Duration) {
+	if len(l) == 0 {
+		figure(name+" (no samples)", 0, "")
+		return
+	}
+	slices.Sort(l)
+	figure(name+" p50", ms(percentile(l, 50)), "ms")
+	figure(name+" p99", ms(percentile(l, 99)), "ms")
+	figure(name+" max", ms(l[len(l)-1]), "ms")
+}
+
+// viewers dials n viewers on the session, hello after seq after.
+func (e *env) viewers(sessionID string, n int, after int64) []*seqViewer {
+	vs := make([]*seqViewer, n)
+	var wg sync.WaitGroup
+	for i := range vs {
+		wg.Go(func() { vs[i] = e.seqViewer(sessionID, after) })
+	}
+	wg.Wait()
+	return vs
+}
+
+// BenchmarkFanout streams a 500-delta reply to 200 and to 1,000 viewers of
+// one session: event recorded → frame read by each viewer.
+func BenchmarkFanout(b *testing.B) {
+	for _, n := range []int{200, benchInt("PARLEY_BENCH_VIEWERS", 1000)} {
+		b.Run(fmt.Sprintf("viewers=%d", n), func(b *testing.B) {
+			e := newEnv(b, fakeapi.Scenario{{Text: words(500), Chunks: 500, ChunkDelay: 2 * time.Millisecond}},
+				envOptions{quiet: true, askUserOff: true})
+			s := e.newSession()
+			vs := e.viewers(s.ID, n, 0)
+			w := e.dial(s.ID, 0)
+			w.prompt("stream")
+			evs := e.turnEnd(b, vs[0], s.ID, 5*time.Minute)
+			last := evs[len(evs)-1].Seq
+			var l []time.Duration
+			for _, v := range vs {
+				v.waitSeq(b, last, 2*time.Minute)
+				l = append(l, v.latencies(evs)...)
+			}
+			pctl(fmt.Sprintf("fan-out to %d viewers, event recorded → viewer", n), l)
+		})
+	}
+}
+
+// seedLog writes a long transcript of n events straight into the log:
+// turns of a prompt, streamed deltas, the completed message and a result.
+func seedLog(b *testing.B, st *store.Store, sessionID string, n int) {
+	var evs []store.Event
+	seq := int64(0)
+	add := func(typ string, v any) {
+		seq++
+		p, _ := json.Marshal(v)
+		evs = append(evs, store.Event{SessionID: sessionID, Seq: seq, Type: typ, Payload: p, CreatedAt: time.Now()})
+	}
+	for turn := 0; seq < int64(n); turn++ {
+		id := fmt.Sprintf("msg_seed_%d", turn)
+		add("prompt", map[string]any{"text": fmt.Sprintf("question %d", turn), "by": "you"})
+		add("stream_event", map[string]any{"event": map[string]any{"type": "message_start", "message": map[string]any{"id": id}}})
+		for i := 0; i < 95 && seq < int64(n)-3; i++ {
+			add("stream_event", map[string]any{"event": map[string]any{"type": "content_block_delta",
+				"delta": map[string]any{"type": "text_delta", "text": fmt.Sprintf("word%d ", i)}}})
+		}
+		add("assistant", map[string]any{"message": map[string]any{"id": id,
+			"content": []map[string]any{{"type": "text", "text": "The **answer** to question " + fmt.Sprint(turn)}}}})
+		add("result", map[string]any{"subtype": "success", "num_turns": 1, "total_cost_usd": 0.001})
+	}
+	for i := 0; i < len(evs); i += 1000 {
+		if err := st.AppendEvents(b.Context(), evs[i:min(i+1000, len(evs))]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkJoinStorm opens a 15,000-event session in 1,000 viewers at once
+// while another session streams: how much the storm delays the live stream
+// (event recorded → frame read by its viewer), and the server's heap.
+func BenchmarkJoinStorm(b *testing.B) {
+	joiners := benchInt("PARLEY_BENCH_STORM", 1000)
+	logSize := benchInt("PARLEY_BENCH_LOG", 15000)
+	e := newEnv(b, fakeapi.Scenario{{Text: words(1500), Chunks: 1500, ChunkDelay: 5 * time.Millisecond}},
+		envOptions{quiet: true, askUserOff: true})
+	big := e.newSession()
+	seedLog(b, e.st, big.ID, logSize)
+	live := e.newSession()
+	lv := e.seqViewer(live.ID, 0)
+	w := e.dial(live.ID, 0)
+	w.prompt("stream")
+	// Let the stream start, then storm.
+	for {
+		lv.mu.Lock()
+		n := len(lv.seen)
+		lv.mu.Unlock()
+		if n > 20 {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var peak uint64
+	stop := make(chan struct{})
+	var sampler sync.WaitGroup
+	sampler.Go(func() {
+		var m runtime.MemStats
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(100 * time.Millisecond):
+				runtime.ReadMemStats(&m)
+				peak = max(peak, m.HeapInuse)
+			}
+		}
+	})
+	stormStart := time.Now()
+	vs := e.viewers(big.ID, joiners, 0)
+	for _, v := range vs {
+		v.waitSeq(b, int64(logSize), 10*time.Minute)
+	}
+	stormEnd := time.Now()
+	close(stop)
+	sampler.Wait()
+	evs := e.turnEnd(b, lv, live.ID, 5*time.Minute)
+	var during []store.Event
+	for _, ev := range evs {
+		if !ev.CreatedAt.Before(stormStart) && ev.CreatedAt.Before(stormEnd) {
+			during = append(during, ev)
+		}
+	}
+	figure(fmt.Sprintf("join storm: %d viewers × %d events replayed in", joiners, logSize), stormEnd.Sub(stormStart).Seconds(), "s")
+	figure("join storm: live events during the storm", float64(len(during)), "events")
+	pctl("join storm: other session's live event recorded → viewer", lv.latencies(during))
+	figure("join storm: server heap in use, peak", float64(peak)/(1<<20), "MiB")
+}

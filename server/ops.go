@@ -1,0 +1,26 @@
+package server
+
+import (
+	"net/http"
+)
+
+// handleReady answers 200 once the database answers and its schema is at
+// this build's migration; a load balancer sends no traffic before.
+func (s *Server) handleReady() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := s.st.Ready(r.Context()); err != nil {
+			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ready\n"))
+	})
+}
+
+// handleMetrics serves Prometheus metrics to loopback clients, or with the
+// metrics token (PARLEY_METRICS_TOKEN).
+func (s *Server) handleMetrics() http.Handler {
+	if s.metrics == nil {
+		return http.NotFoundHandler()
+	}
+	return s.metrics.Handler(s.cfg.MetricsToken)
+}

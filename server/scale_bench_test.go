@@ -1,0 +1,255 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"github.com/jackc/pgx/v5"
+
+	"parley/runner/fakeapi"
+	"parley/store"
+)
+
+// The scale benchmarks (run by scripts/bench.sh) print their figures on
+// stdout as "figure: name = value unit" lines and never judge them.
+
+func figure(name string, v float64, unit string) {
+	fmt.Printf("figure: %s = %.6g %s\n", name, v, unit)
+}
+
+// benchInt reads a size from the environment, for a smaller run.
+func benchInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// durable turns fsync and synchronous commit back on for the test cluster.
+func durable(b *testing.B, dbURL string) {
+	conn, err := pgx.Connect(b.Context(), dbURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for _, set := range []string{"fsync = on", "synchronous_commit = on", "full_page_writes = on"} {
+		if _, err := conn.Exec(b.Context(), `ALTER SYSTEM SET `+set); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if _, err := conn.Exec(b.Context(), `SELECT pg_reload_conf()`); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		conn, err := pgx.Connect(context.Background(), dbURL)
+		if err != nil {
+			return
+		}
+		defer conn.Close(context.Background())
+		for _, set := range []string{"fsync = off", "synchronous_commit = off", "full_page_writes = off"} {
+			_, _ = conn.Exec(context.Background(), `ALTER SYSTEM SET `+set)
+		}
+		_, _ = conn.Exec(context.Background(), `SELECT pg_reload_conf()`)
+	})
+}
+
+var seqAttr = regexp.MustCompile(`id="last-seq" data-seq="(\d+)"`)
+
+// seqViewer is a WebSocket client that stamps when each seq arrived.
+type seqViewer struct {
+	conn *websocket.Conn
+	mu   sync.Mutex
+	seen map[int64]time.Time
+	last int64
+	ends int // turn results read
+	done chan struct{}
+}
+
+func (e *env) seqViewer(sessionID string, after int64) *seqViewer {
+	url := "ws" + strings.TrimPrefix(e.web.URL, "http") + "/sessions/" + sessionID + "/ws"
+	d := websocket.Dialer{HandshakeTimeout: 60 * time.Second}
+	conn, _, err := d.Dial(url, e.header(e.user))
+	if err != nil {
+		e.t.Fatalf("dial: %v", err)
+	}
+	v := &seqViewer{conn: conn, seen: map[int64]time.Time{}, done: make(chan struct{})}
+	_ = conn.WriteJSON(map[string]any{"action": "hello", "after": after})
+	go func() {
+		defer close(v.done)
+		for {
+			_, b, err := conn.ReadMessage()
+			if err != nil {
+				return
+			}
+			now := time.Now()
+			v.mu.Lock()
+			v.ends += strings.Count(string(b), `class="item turn-result"`)
+			for _, m := range seqAttr.FindAllSubmatch(b, -1) {
+				seq, _ := strconv.ParseInt(string(m[1]), 10, 64)
+				if _, ok := v.seen[seq]; !ok {
+					v.seen[seq] = now
+				}
+				v.last = max(v.last, seq)
+			}
+			v.mu.Unlock()
+		}
+	}()
+	e.t.Cleanup(func() { conn.Close(); <-v.done })
+	return v
+}
+
+// waitSeq waits until the viewer has seen seq.
+func (v *seqViewer) waitSeq(tb testing.TB, seq int64, timeout time.Duration) {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		v.mu.Lock()
+		last := v.last
+		v.mu.Unlock()
+		if last >= seq {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	tb.Fatalf("viewer did not see seq %d within %s", seq, timeout)
+}
+
+// latencies returns, for each event of evs the viewer saw, the time from
+// the event being recorded to the viewer reading it.
+func (v *seqViewer) latencies(evs []store.Event) []time.Duration {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	var l []time.Duration
+	for _, ev := range evs {
+		if at, ok := v.seen[ev.Seq]; ok {
+			l = append(l, at.Sub(ev.CreatedAt))
+		}
+	}
+	return l
+}
+
+// turnEnd waits until v has read the session's turn result and returns
+// the log.
+func (e *env) turnEnd(b *testing.B, v *seqViewer, sessionID string, timeout time.Duration) []store.Event {
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		v.mu.Lock()
+		ends := v.ends
+		v.mu.Unlock()
+		if ends > 0 {
+			evs, err := e.st.EventsAfter(b.Context(), sessionID, 0, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return evs
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	b.Fatalf("no result within %s", timeout)
+	return nil
+}
+
+func words(n int) string {
+	var sb strings.Builder
+	for i := range n {
+		fmt.Fprintf(&sb, "w%d ", i)
+	}
+	return strings.TrimSpace(sb.String())
+}
+
+// BenchmarkStreamThroughput streams one reply of 10,000 deltas through the
+// real CLI and Parley on durable Postgres and reports the events stored
+// per second and how long after the CLI's result a viewer had the end.
+func BenchmarkStreamThroughput(b *testing.B) {
+	n := benchInt("PARLEY_BENCH_DELTAS", 10000)
+	e := newEnv(b, fakeapi.Scenario{{Text: words(n), Chunks: n}}, envOptions{quiet: true})
+	durable(b, e.dbURL)
+	s := e.newSession()
+	v := e.seqViewer(s.ID, 0)
+	w := e.dial(s.ID, 0)
+	w.prompt("stream")
+	evs := e.turnEnd(b, v, s.ID, 5*time.Minute)
+	result := evs[len(evs)-1]
+	for _, ev := range evs {
+		if ev.Type == "result" {
+			result = ev
+		}
+	}
+	v.waitSeq(b, result.Seq, time.Minute)
+	var first time.Time
+	count := 0
+	for _, ev := range evs {
+		if ev.Type == "stream_event" {
+			if first.IsZero() {
+				first = ev.CreatedAt
+			}
+			count++
+		}
+	}
+	v.mu.Lock()
+	shown := v.seen[result.Seq]
+	v.mu.Unlock()
+	span := shown.Sub(first)
+	figure("stream events", float64(count), "events")
+	figure("stream events stored and shown per second (durable)", float64(count)/span.Seconds(), "events/s")
+	figure("CLI result → viewer has the end", ms(shown.Sub(result.CreatedAt)), "ms")
+}
+
+// fakeCLI writes a stand-in for claude that prints n streamed text deltas
+// (the CLI's own line format), a result, then waits on stdin: it measures
+// Parley's side of the pipe, which the real CLI on this machine cannot fill.
+func fakeCLI(b *testing.B, n int) string {
+	dir := b.TempDir()
+	var sb strings.Builder
+	sb.WriteString(`{"type":"system","subtype":"init","session_id":"s","model":"fake"}` + "\n")
+	sb.WriteString(`{"type":"stream_event","event":{"type":"message_start","message":{"id":"msg_bench"}},"parent_tool_use_id":null}` + "\n")
+	for i := range n {
+		fmt.Fprintf(&sb, `{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"w%d "}},"parent_tool_use_id":null,"session_id":"s","uuid":"u%d"}`+"\n", i, i)
+	}
+	sb.WriteString(`{"type":"result","subtype":"success","is_error":false,"num_turns":1,"total_cost_usd":0,"result":"done"}` + "\n")
+	lines := dir + "/lines.ndjson"
+	if err := os.WriteFile(lines, []byte(sb.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	bin := dir + "/claude"
+	script := "#!/bin/sh\ncat '" + lines + "'\nexec cat >/dev/null\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	return bin
+}
+
+// BenchmarkRunLoopThroughput feeds one session's run loop as fast as a pipe
+// can (fakeCLI) on durable Postgres: events stored and shown per second.
+func BenchmarkRunLoopThroughput(b *testing.B) {
+	n := benchInt("PARLEY_BENCH_DELTAS", 10000)
+	b.Setenv("PARLEY_CLAUDE_BIN", fakeCLI(b, n))
+	e := newEnv(b, nil, envOptions{quiet: true, askUserOff: true})
+	durable(b, e.dbURL)
+	s := e.newSession()
+	v := e.seqViewer(s.ID, 0)
+	w := e.dial(s.ID, 0)
+	w.prompt("go")
+	evs := e.turnEnd(b, v, s.ID, 5*time.Minute)
+	last := evs[len(evs)-1]
+	v.waitSeq(b, last.Seq, time.Minute)
+	var first store.Event
+	for _, ev := range evs {
+		if ev.Type == "stream_event" {
+			first = ev
+			break
+		}
+	}
+	v.mu.Lock()
+	shown := v.seen[last.Seq]
+	v.mu.Unlock()
+	figure("run loop: events stored per second (durable)", float64(n)/last.CreatedAt.Sub(first.CreatedAt).Seconds(), "events/s")
+	figure("run loop: events stored and shown per second (durable)", float64(n)/shown.Sub(first.CreatedAt).Seconds(), "events/s")
+}
