@@ -81,8 +81,19 @@ func (x *Expirer) Sweep(ctx context.Context, sup *runner.Supervisor) (*time.Time
 		return nil, err
 	}
 	for _, in := range due {
+		// With several replicas, the session's owner expires its asks (its
+		// live run, if any, is the single writer of the log); a session
+		// nobody owns is taken here first, so no other replica starts a
+		// run of it meanwhile.
+		owner, err := x.st.AcquireLease(ctx, in.SessionID)
+		if err != nil {
+			return nil, err
+		}
+		if owner != x.st.Replica() {
+			continue
+		}
 		reason := fmt.Sprintf("nobody answered within %d days", in.Days)
-		err := sup.Expire(ctx, in.ProjectID, in.SessionID, in.ID, reason)
+		err = sup.Expire(ctx, in.ProjectID, in.SessionID, in.ID, reason)
 		switch {
 		case errors.Is(err, runner.ErrNotPending), errors.Is(err, runner.ErrNotFound):
 			continue // answered meanwhile, or its process waits for it again

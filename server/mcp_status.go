@@ -54,12 +54,13 @@ func (b mcpBackend) Status(ctx context.Context, u mcpapi.User, in mcpapi.GetStat
 
 // statusOf maps a session to get_status's statuses: running,
 // waiting_for_input, completed, error, interrupted. ended is how the last
-// result ended ("" if there is none).
+// turn ended: "" if there is no result, "running" if the last prompt has
+// none yet (the session's own status may lag the log).
 func statusOf(sess store.Session, ended string, pending int) string {
 	switch {
 	case pending > 0:
 		return "waiting_for_input"
-	case sess.Status == "running" || sess.Status == "waiting":
+	case sess.Status == "running" || sess.Status == "waiting" || ended == "running":
 		return "running"
 	case sess.Status == "error" || sess.Status == "failed":
 		return "error"
@@ -81,6 +82,11 @@ func summarize(events []store.Event, lines int) mcpapi.StatusOutput {
 			interrupted = true
 		case runner.TypePrompt:
 			interrupted = false
+			out.Status = "running" // until its result
+		case runner.TypeRunEnded:
+			if out.Status == "running" {
+				out.Status = "error" // the process ended in the middle of a turn
+			}
 		case "assistant":
 			var m struct {
 				Message struct {

@@ -13,8 +13,10 @@ import (
 // asks answer`, which NOTIFYs them through Postgres) until ctx ends. Each
 // goes through the same path as an answer from a page: the same access
 // check, and the supervisor's exactly-once resolution, so it reaches the
-// live claude process or resumes the session. Only one server may listen
-// on a database (see the README: one replica per database).
+// live claude process or resumes the session, through the cluster on the
+// replica that owns the session. Every replica listens and applies each
+// request; the exactly-once resolution lets one succeed, and the command
+// takes that result (store.RequestAnswer).
 func (s *Server) ListenAnswers(ctx context.Context) error {
 	s.st.ListenAnswers(ctx, s.remoteAnswer, func(err error) { s.log.Error("answers from terminals", "err", err) })
 	return nil

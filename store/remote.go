@@ -110,16 +110,32 @@ func (s *Store) RequestAnswer(ctx context.Context, req AnswerRequest) (AnswerRes
 	if _, err := pc.Exec(ctx, `SELECT pg_notify($1, $2)`, answerChannel, string(payload)); err != nil {
 		return AnswerResult{}, fmt.Errorf("request answer: notify: %w", err)
 	}
-	for {
+	// Every listening replica applies the request and answers; one
+	// succeeds (the ask resolves exactly once) and the others say it was
+	// answered already. Take a success at once, else the first refusal
+	// once every listener has answered.
+	var first *AnswerResult
+	for got := 0; got < listeners; {
 		n, err := pc.WaitForNotification(ctx)
 		if err != nil {
+			if first != nil {
+				return *first, nil
+			}
 			return AnswerResult{}, fmt.Errorf("request answer: wait for the server: %w", err)
 		}
 		var res AnswerResult
-		if json.Unmarshal([]byte(n.Payload), &res) == nil && res.ID == req.ID {
+		if json.Unmarshal([]byte(n.Payload), &res) != nil || res.ID != req.ID {
+			continue
+		}
+		if res.OK {
 			return res, nil
 		}
+		if first == nil {
+			first = &res
+		}
+		got++
 	}
+	return *first, nil
 }
 
 // ListenAnswers calls handle for every AnswerRequest sent to the database
