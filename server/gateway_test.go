@@ -65,7 +65,7 @@ func TestGatewayLimitShownInPage(t *testing.T) {
 	w.prompt("hello")
 	w.waitFor(60*time.Second, "Never seen.", "Done ·")
 	w.prompt("again")
-	got := w.waitFor(60*time.Second, "This project has reached its limit of 1 model requests a minute", "status-idle")
+	got := w.waitFor(60*time.Second, "This project has reached its limit of 1 model requests a minute", "status-error")
 	t.Log(got)
 	if n := len(e.fake.Requests()); n != 1 {
 		t.Errorf("the model got %d requests, want 1 (the second was over the limit)", n)

@@ -62,7 +62,7 @@ func statusOf(sess store.Session, ended string, pending int) string {
 		return "waiting_for_input"
 	case sess.Status == "running" || sess.Status == "waiting" || ended == "running":
 		return "running"
-	case sess.Status == "failed":
+	case sess.Status == "error" || sess.Status == "failed":
 		return "error"
 	case ended != "":
 		return ended

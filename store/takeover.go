@@ -60,7 +60,7 @@ func (s *Store) TakeOver(ctx context.Context) (dead []string, sessions int, err 
 	if _, err := tx.Exec(ctx, `
 		UPDATE sessions s SET updated_at = now(),
 			status = CASE WHEN EXISTS (SELECT 1 FROM inputs i WHERE i.session_id = s.id AND i.status = 'pending')
-				THEN 'waiting' ELSE 'idle' END
+				THEN 'waiting' ELSE 'ended' END
 		WHERE status IN ('running', 'waiting') AND (s.id IN (SELECT session_id FROM orphan_runs)
 			OR s.id IN (SELECT session_id FROM session_leases WHERE replica_id NOT IN (SELECT id FROM replicas)))`); err != nil {
 		return nil, 0, fmt.Errorf("take over: reset sessions: %w", err)
