@@ -101,6 +101,11 @@ func TestBrowserTeamFlow(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// The rename posts a form and the history page loads again: wait for
+	// the new document, or the sign-out click can land on a node of the
+	// old one ("No node with given id found").
+	step(t, ctx, "history after the rename", chromedp.Poll(`document.readyState === "complete" &&
+		document.querySelector("#hist-`+sid+` .hist-main a")?.textContent === "Colour decision"`, nil))
 	var header string
 	step(t, ctx, "sign out", chromedp.Text(`header.top`, &header, chromedp.ByQuery),
 		chromedp.Click(`.logout button`, chromedp.ByQuery),
