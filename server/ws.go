@@ -36,6 +36,8 @@ type wsConn struct {
 	viewer string     // who is watching, for presence
 	hello  chan int64 // the page's last seq, sent once it connects
 	out    chan Frame // frames for this tab only (errors)
+	// ping is the writer's keepalive ticker, owned by the writer goroutine.
+	ping *time.Ticker
 }
 
 func (s *Server) handleSessionWS() http.Handler {
@@ -86,6 +88,7 @@ func (c *wsConn) serve(ctx context.Context) {
 func (c *wsConn) writeLoop(ctx context.Context, sub *Subscription) error {
 	ping := time.NewTicker(c.s.pingEvery()) // a keepalive, not a poll
 	defer ping.Stop()
+	c.ping = ping
 	var last int64
 	select {
 	case last = <-c.hello:
@@ -124,8 +127,7 @@ func (c *wsConn) writeLoop(ctx context.Context, sub *Subscription) error {
 			if _, _, err := c.s.authorizeSession(ctx, c.r, c.sess.ID, actView); err != nil {
 				return c.close(websocket.ClosePolicyViolation, "access ended")
 			}
-			c.conn.SetWriteDeadline(time.Now().Add(writeWait))
-			if err := c.conn.WriteMessage(websocket.PingMessage, nil); err != nil {
+			if err := c.writePing(); err != nil {
 				return err
 			}
 		case <-ctx.Done():
@@ -194,6 +196,9 @@ func (c *wsConn) catchUp(ctx context.Context, after int64) (int64, error) {
 			return after, err
 		}
 		after = f.Seq
+		if err := c.keepAlive(); err != nil {
+			return after, err
+		}
 		if n < backlogPage {
 			return after, nil
 		}
@@ -203,10 +208,18 @@ func (c *wsConn) catchUp(ctx context.Context, after int64) (int64, error) {
 // replayPage reads and renders the page after seq holding one of the
 // server's replay slots; the socket write happens after it is released.
 func (c *wsConn) replayPage(ctx context.Context, r *renderer, after int64) (Frame, int, error) {
-	select {
-	case c.s.replaySlots <- struct{}{}:
-	case <-ctx.Done():
-		return Frame{}, 0, ctx.Err()
+	for acquired := false; !acquired; {
+		select {
+		case c.s.replaySlots <- struct{}{}:
+			acquired = true
+		case <-c.ping.C:
+			// Waiting for a slot in a join storm can outlast pongWait.
+			if err := c.writePing(); err != nil {
+				return Frame{}, 0, err
+			}
+		case <-ctx.Done():
+			return Frame{}, 0, ctx.Err()
+		}
 	}
 	defer func() { <-c.s.replaySlots }()
 	evs, err := c.s.st.EventsAfter(ctx, c.sess.ID, after, backlogPage)
@@ -214,6 +227,24 @@ func (c *wsConn) replayPage(ctx context.Context, r *renderer, after int64) (Fram
 		return Frame{}, 0, err
 	}
 	return r.frame(ctx, evs), len(evs), nil
+}
+
+// keepAlive pings the page when a ping period has passed. A catch-up holds
+// the writer for as long as it takes (minutes, in a storm of a thousand
+// joins); without pings the reader's pongWait deadline would end a healthy
+// connection, and the page would reconnect and catch up all over again.
+func (c *wsConn) keepAlive() error {
+	select {
+	case <-c.ping.C:
+		return c.writePing()
+	default:
+		return nil
+	}
+}
+
+func (c *wsConn) writePing() error {
+	c.conn.SetWriteDeadline(time.Now().Add(writeWait))
+	return c.conn.WriteMessage(websocket.PingMessage, nil)
 }
 
 func (c *wsConn) write(b []byte) error {
