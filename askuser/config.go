@@ -89,23 +89,32 @@ func WriteConfig(dir string, c Config) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("write ask-user config: %w", err)
 	}
-	suffix := make([]byte, 8)
-	_, _ = rand.Read(suffix)
-	path := filepath.Join(dir, "askuser-"+hex.EncodeToString(suffix)+".json")
-	// O_EXCL: the token is a secret, so never write through a file (or a
-	// symlink) that someone else created first.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	path, err := WriteSecretFile(dir, "askuser-", data)
 	if err != nil {
 		return "", fmt.Errorf("write ask-user config: %w", err)
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(path)
-		return "", fmt.Errorf("write ask-user config %s: %w", path, err)
+	return path, nil
+}
+
+// WriteSecretFile writes data to a new file named prefix + a random suffix +
+// ".json" in dir, readable only by its owner (mode 0600), and returns its
+// path. O_EXCL: the file holds a token, so it never writes through a file
+// (or a symlink) that someone else created first.
+func WriteSecretFile(dir, prefix string, data []byte) (string, error) {
+	suffix := make([]byte, 8)
+	_, _ = rand.Read(suffix)
+	path := filepath.Join(dir, prefix+hex.EncodeToString(suffix)+".json")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", err
 	}
-	if err := f.Close(); err != nil {
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
 		os.Remove(path)
-		return "", fmt.Errorf("write ask-user config %s: %w", path, err)
+		return "", fmt.Errorf("%s: %w", path, err)
 	}
 	return path, nil
 }

@@ -1,13 +1,11 @@
 package runner
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
+
+	"parley/askuser"
 )
 
 // askHTTPConfig writes the --mcp-config file of a run whose ask_user is
@@ -25,21 +23,9 @@ func askHTTPConfig(dir, askURL, token string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("mcp config: %w", err)
 	}
-	suffix := make([]byte, 8)
-	_, _ = rand.Read(suffix)
-	path := filepath.Join(dir, "mcp-"+hex.EncodeToString(suffix)+".json")
-	// O_EXCL: never write the token through a file someone else made first.
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	path, err := askuser.WriteSecretFile(dir, "mcp-", data)
 	if err != nil {
 		return "", fmt.Errorf("mcp config: %w", err)
-	}
-	_, err = f.Write(data)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		os.Remove(path)
-		return "", fmt.Errorf("mcp config %s: %w", path, err)
 	}
 	return path, nil
 }
