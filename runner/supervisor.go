@@ -422,8 +422,9 @@ func (r *Run) Ask(ctx context.Context, f askuser.Form) (askuser.Answer, error) {
 // finish records the end of the run. It runs on the loop goroutine, with a
 // fresh context because the run's own may already be cancelled.
 func (r *Run) finish(x exitInfo) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	// Unbounded: its writes wait out a database outage (persist), and give
+	// up only once the run is being stopped.
+	ctx := context.Background()
 	// Open asks outlive the process: they stay on the page, and an answer
 	// resumes the session and arrives as the next turn.
 	ids := make([]string, 0, len(r.pending))
@@ -432,7 +433,7 @@ func (r *Run) finish(x exitInfo) {
 	}
 	r.detach(ctx, ids, "the Claude process ended")
 	close(r.writes)
-	if err := r.journal.RunEnded(ctx, r.id, x.code, x.reason); err != nil {
+	if err := r.persist(ctx, func(ctx context.Context) error { return r.journal.RunEnded(ctx, r.id, x.code, x.reason) }, nil); err != nil {
 		r.log.Error("record run end", "err", err)
 	}
 	status := StatusEnded

@@ -184,6 +184,10 @@ func SessionPage(s SessionView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
+			templ_7745c5c3_Err = DatabaseWait(false, false).Render(ctx, templ_7745c5c3_Buffer)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 12, "<div id=\"events\" class=\"events\" aria-live=\"polite\" aria-label=\"Transcript\"></div><div id=\"last-seq\" data-seq=\"0\" hidden></div><div class=\"composer\"><form id=\"prompt-form\" ws-send><input type=\"hidden\" name=\"action\" value=\"prompt\"> <label for=\"prompt\" class=\"sr-only\">Message Claude</label> <textarea id=\"prompt\" name=\"text\" rows=\"2\" required placeholder=\"Message Claude (Enter sends, Shift+Enter for a new line)\" aria-describedby=\"prompt-help\"></textarea> <span id=\"prompt-help\" class=\"sr-only\">Enter sends; Shift+Enter adds a line. A message sent while Claude works is queued.</span> <button type=\"submit\">Send</button></form><form id=\"stop-form\" ws-send><input type=\"hidden\" name=\"action\" value=\"stop\"> <button type=\"submit\" class=\"stop\" aria-label=\"Stop Claude's current turn\">Stop</button></form></div></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -248,7 +252,7 @@ func Presence(names []string, oob bool) templ.Component {
 				var templ_7745c5c3_Var11 string
 				templ_7745c5c3_Var11, templ_7745c5c3_Err = templ.JoinStringErrs(n)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `session.templ`, Line: 79, Col: 12}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `session.templ`, Line: 80, Col: 12}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var11))
 				if templ_7745c5c3_Err != nil {
@@ -319,7 +323,7 @@ func SlotQueue(place, of int, failure string, oob bool) templ.Component {
 			var templ_7745c5c3_Var13 string
 			templ_7745c5c3_Var13, templ_7745c5c3_Err = templ.JoinStringErrs(failure)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `session.templ`, Line: 95, Col: 12}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `session.templ`, Line: 96, Col: 12}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var13))
 			if templ_7745c5c3_Err != nil {
@@ -329,7 +333,7 @@ func SlotQueue(place, of int, failure string, oob bool) templ.Component {
 			var templ_7745c5c3_Var14 string
 			templ_7745c5c3_Var14, templ_7745c5c3_Err = templ.JoinStringErrs(queueText(place, of))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `session.templ`, Line: 97, Col: 25}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `session.templ`, Line: 98, Col: 25}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var14))
 			if templ_7745c5c3_Err != nil {
