@@ -19,12 +19,21 @@ func (p publisher) DatabaseWaiting(sessionID string, waiting bool) {
 	p.hub.Publish(sessionID, Frame{Data: buf.Bytes(), Kind: "db_wait"})
 }
 
-// accessEnded reports whether err, from a socket's periodic access check,
-// is a real end of access: a sign-out or deleted account, a membership
-// removed, a session deleted (the checks' own answers, httpErrors). Any
-// other error (the database away) is not: the socket stays open and the
-// check runs again at the next ping.
-func accessEnded(err error) bool {
+// accessEnded runs a socket's periodic access check and reports whether
+// access really ended: a sign-out or deleted account, a membership removed,
+// a session deleted (the check's own answers, httpErrors). Any other error
+// (the database away, or too slow to answer within writeWait) is not: the
+// socket stays open and the check runs again at the next ping.
+func (c *wsConn) accessEnded(ctx context.Context) bool {
+	ctx, cancel := context.WithTimeout(ctx, writeWait)
+	defer cancel()
+	_, _, err := c.s.authorizeSession(ctx, c.r, c.sess.ID, actView)
 	var he *httpError
-	return errors.As(err, &he)
+	if errors.As(err, &he) {
+		return true
+	}
+	if err != nil {
+		c.s.log.Warn("websocket access check failed; checking again at the next ping", "session_id", c.sess.ID, "err", err)
+	}
+	return false
 }

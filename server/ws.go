@@ -124,10 +124,8 @@ func (c *wsConn) writeLoop(ctx context.Context, sub *Subscription) error {
 		case <-ping.C:
 			// A watcher whose sign-in was revoked or who left the project
 			// stops receiving within a ping period (actions check at once).
-			if _, _, err := c.s.authorizeSession(ctx, c.r, c.sess.ID, actView); accessEnded(err) {
+			if c.accessEnded(ctx) {
 				return c.close(websocket.ClosePolicyViolation, "access ended")
-			} else if err != nil {
-				c.s.log.Warn("websocket access check failed; checking again at the next ping", "session_id", c.sess.ID, "err", err)
 			}
 			if err := c.writePing(); err != nil {
 				return err
