@@ -228,7 +228,7 @@ func TestFaultDatabaseDownLong(t *testing.T) {
 	)
 	step(t, ctx, "a prompt sent after the outage is answered",
 		chromedp.SendKeys(`#prompt`, "second", chromedp.ByID),
-		chromedp.Submit(`#prompt-form`, chromedp.ByID),
+		chromedp.Click(`#prompt-form button[type="submit"]`, chromedp.ByQuery),
 		chromedp.Poll(`document.querySelectorAll('#events .turn-result').length === 2`, nil),
 		chromedp.Poll(`document.getElementById('events').innerText.includes('Second reply, after the outage.')`, nil),
 		chromedp.Evaluate(`window.closes`, &closes),
