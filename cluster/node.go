@@ -132,14 +132,21 @@ func (n *Node) checkShared(ctx context.Context) error {
 }
 
 // Run keeps the replica's row alive, takes over lapsed replicas and
-// serves notifications until ctx ends.
+// serves notifications until ctx ends. A lost LISTEN connection (the
+// database restarting or away) is opened again with a capped backoff: a
+// database outage does not end the replica.
 func (n *Node) Run(ctx context.Context) error {
-	ready := make(chan struct{})
 	errc := make(chan error, 1)
-	go func() {
-		errc <- n.Store.Listen(ctx, []string{store.EventsChannel, store.RequestsChannel, store.RepliesChannel},
-			func() { close(ready) }, n.notified)
-	}()
+	listen := func() {
+		go func() {
+			errc <- n.Store.Listen(ctx, []string{store.EventsChannel, store.RequestsChannel, store.RepliesChannel},
+				func() {}, n.notified)
+		}()
+	}
+	listen()
+	listening := true
+	var relisten <-chan time.Time
+	wait := relistenFirst
 	// The heartbeat is a lease renewal on a deadline, not a poll for work:
 	// work arrives by NOTIFY.
 	beat := time.NewTicker(n.cfg.TTL / 3)
@@ -149,18 +156,33 @@ func (n *Node) Run(ctx context.Context) error {
 		case <-beat.C:
 			n.heartbeat(ctx)
 		case err := <-errc:
-			n.wg.Wait()
+			listening = false
 			if ctx.Err() != nil {
+				n.wg.Wait()
 				return nil
 			}
-			return fmt.Errorf("cluster notifications: %w", err)
+			n.Log.Warn("cluster notifications lost; listening again", "err", err, "in", wait)
+			relisten = time.After(wait)
+			wait = min(wait*2, relistenMax)
+		case <-relisten:
+			relisten, listening = nil, true
+			listen()
 		case <-ctx.Done():
-			err := <-errc
+			var err error
+			if listening {
+				err = <-errc
+			}
 			n.wg.Wait()
 			return err
 		}
 	}
 }
+
+// The backoff of listening again after the LISTEN connection was lost.
+const (
+	relistenFirst = 100 * time.Millisecond
+	relistenMax   = 5 * time.Second
+)
 
 func (n *Node) heartbeat(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, n.cfg.TTL/3)

@@ -241,3 +241,56 @@ func TestFaultDatabaseDownLong(t *testing.T) {
 	n := wantLogEqualsCLI(t, e, sid, tee)
 	t.Logf("%d CLI lines over two turns, all in the log in order after a %v outage; socket closes: %v", n, outage, closes)
 }
+
+// TestFaultServeOutlivesDatabaseRestart restarts Postgres for about 3 s
+// under a real `parley serve` in the middle of a streamed reply: the
+// process keeps running (its LISTEN connection is opened again), the reply
+// reaches the log whole and once, and the next prompt is answered.
+func TestFaultServeOutlivesDatabaseRestart(t *testing.T) {
+	streamed := strings.TrimSpace(strings.Repeat("Words streamed while Postgres restarts under parley serve. ", 6))
+	e := newEnv(t, fakeapi.Scenario{
+		{Text: streamed, Chunks: 30, ChunkDelay: 100 * time.Millisecond},
+		{Text: "Answered after the restart."},
+	}, envOptions{quiet: true})
+	t.Cleanup(func() { pgtest.Start(t) })
+	a := e.startReplica("A")
+	s := e.newSession()
+	w := e.dialReplica(a, e.user, s.ID)
+	w.prompt("stream something")
+	w.waitFor(60*time.Second, "Words streamed")
+
+	pgtest.Stop(t)
+	time.Sleep(3 * time.Second) // the fault: how long Postgres stays away
+	pgtest.Start(t)
+
+	w2 := e.dialReplica(a, e.user, s.ID) // the first socket may have been dropped during the outage
+	w2.waitFor(90*time.Second, `turn-result`)
+	select {
+	case <-a.ended:
+		t.Fatal("parley serve exited during the database restart")
+	default:
+	}
+	w2.prompt("again")
+	w2.waitFor(60*time.Second, "Answered after the restart.")
+	e.wantContiguousLog(s.ID)
+	evs, err := e.st.EventsAfter(t.Context(), s.ID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var assistant, results int
+	for _, ev := range evs {
+		switch ev.Type {
+		case runner.TypeMalformed:
+			t.Errorf("malformed event in the log: %.300s", ev.Payload)
+		case "result":
+			results++
+		case "assistant":
+			if strings.Contains(string(ev.Payload), streamed) {
+				assistant++
+			}
+		}
+	}
+	if assistant != 1 || results != 2 {
+		t.Errorf("the log holds the streamed message %d times and %d results; want 1 and 2", assistant, results)
+	}
+}
