@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http"
 
 	"parley/views"
 )
@@ -36,4 +37,19 @@ func (c *wsConn) accessEnded(ctx context.Context) bool {
 		c.s.log.Warn("websocket access check failed; checking again at the next ping", "session_id", c.sess.ID, "err", err)
 	}
 	return false
+}
+
+// signInEnded is the inbox socket's periodic check: true only when the
+// request's sign-in no longer names user id (signed out, expired, account
+// deleted). A database error is not an end: the check runs again at the
+// next ping.
+func (s *Server) signInEnded(ctx context.Context, r *http.Request, id int64) bool {
+	ctx, cancel := context.WithTimeout(ctx, writeWait)
+	defer cancel()
+	v, err := s.lookupViewer(ctx, r)
+	if err != nil {
+		s.log.Warn("websocket sign-in check failed; checking again at the next ping", "err", err)
+		return false
+	}
+	return v.ID != id
 }

@@ -100,11 +100,12 @@ const waitingNotice = `(() => { const n = document.getElementById('db-wait');
 const noNotice = `(() => { const n = document.getElementById('db-wait'); return !!n && n.hidden; })()`
 
 // recordCloses keeps the codes of the page's socket closes in window.closes.
-// The header's ask counter has a socket of its own (.inbox-live); it is not
-// the page's connection.
-const recordCloses = `window.closes = []; document.addEventListener('htmx:wsClose', e => {
-	if (e.target && e.target.closest && e.target.closest('.inbox-live')) return;
-	window.closes.push((e.detail && e.detail.event && e.detail.event.code) || 0); }); true`
+// The header's ask counter has a socket of its own (.inbox-live); its
+// closes are kept apart, in window.inboxCloses.
+const recordCloses = `window.closes = []; window.inboxCloses = []; document.addEventListener('htmx:wsClose', e => {
+	const code = (e.detail && e.detail.event && e.detail.event.code) || 0;
+	if (e.target && e.target.closest && e.target.closest('.inbox-live')) window.inboxCloses.push(code);
+	else window.closes.push(code); }); true`
 
 // sessionIDOf is the id of the session the browser is on.
 func sessionIDOf(t *testing.T, ctx context.Context) string {
@@ -210,7 +211,7 @@ func TestFaultDatabaseDownLong(t *testing.T) {
 	close(hold)
 	step(t, ctx, "the page says the session waits for the database", chromedp.Poll(waitingNotice, nil))
 	time.Sleep(time.Until(stopped.Add(outage)))
-	var closes []int
+	var closes, inboxCloses []int
 	var conn string
 	step(t, ctx, "read the socket's state at the end of the outage",
 		chromedp.Evaluate(`window.closes`, &closes),
@@ -232,14 +233,17 @@ func TestFaultDatabaseDownLong(t *testing.T) {
 		chromedp.Poll(`document.querySelectorAll('#events .turn-result').length === 2`, nil),
 		chromedp.Poll(`document.getElementById('events').innerText.includes('Second reply, after the outage.')`, nil),
 		chromedp.Evaluate(`window.closes`, &closes),
+		chromedp.Evaluate(`window.inboxCloses`, &inboxCloses),
 	)
-	for _, code := range closes {
+	for _, code := range append(closes, inboxCloses...) {
 		if code == 1008 {
-			t.Errorf("the socket was closed with 1008 (closes %v): a database error was taken for access ended", closes)
+			t.Errorf("a socket was closed with 1008 (page %v, ask counter %v): a database error was taken for access ended",
+				closes, inboxCloses)
 		}
 	}
 	n := wantLogEqualsCLI(t, e, sid, tee)
-	t.Logf("%d CLI lines over two turns, all in the log in order after a %v outage; socket closes: %v", n, outage, closes)
+	t.Logf("%d CLI lines over two turns, all in the log in order after a %v outage; socket closes: page %v, ask counter %v",
+		n, outage, closes, inboxCloses)
 }
 
 // TestFaultServeOutlivesDatabaseRestart restarts Postgres for about 3 s

@@ -194,7 +194,7 @@ func (c *inboxConn) writeLoop(ctx context.Context, pokes <-chan struct{}) error 
 		case <-ping.C:
 			// As on the session socket: a revoked sign-in stops receiving
 			// within a ping period (answers are authorized one by one).
-			if v, err := c.s.lookupViewer(ctx, c.r); err != nil || v.ID != c.v.ID {
+			if c.s.signInEnded(ctx, c.r, c.v.ID) {
 				c.conn.SetWriteDeadline(time.Now().Add(writeWait))
 				return c.conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "access ended"))
 			}
