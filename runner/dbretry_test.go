@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -139,5 +140,50 @@ func TestRunWaitsOutADatabaseOutage(t *testing.T) {
 		if !strings.Contains(p, fmt.Sprintf(`"n":%d,`, i)) {
 			t.Fatalf("line %d of the log is %.80s: out of order", i, p)
 		}
+	}
+}
+
+// TestRunStopsWhileTheDatabaseIsAway stops a run whose loop is waiting for
+// the database: the stop ends the run (within stopGrace of trying to write
+// what it holds) instead of waiting for the database forever.
+func TestRunStopsWhileTheDatabaseIsAway(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "claude")
+	if err := os.WriteFile(bin, []byte(floodCLI), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	j := &outageJournal{memJournal: &memJournal{}, trip: "flood", fails: make(chan struct{})}
+	pub := waitingPublisher{chanPublisher: make(chanPublisher, 1<<16), waits: make(chan bool, 16)}
+	sup := NewSupervisor(context.Background(), Deps{
+		Config:  Config{ClaudeBin: bin, SelfExe: "/bin/false", Env: append(os.Environ(), "MARK="+filepath.Join(dir, "mark"))},
+		Journal: j, Publisher: pub, Broker: askuser.NewBroker(),
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), RuntimeDir: t.TempDir(),
+	})
+	t.Cleanup(sup.Shutdown)
+	if err := sup.Prompt(t.Context(), "s1", With(testOptions(t, "")), "go", "you"); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-pub.waits:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the run never said it waits for the database")
+	}
+	r, ok := sup.Live("s1")
+	if !ok {
+		t.Fatal("no live run")
+	}
+	pid := r.proc.cmd.Process.Pid
+	stopped := make(chan struct{})
+	go func() { sup.Stop("s1"); close(stopped) }()
+	select {
+	case <-stopped:
+	case <-time.After(stopGrace + 60*time.Second):
+		t.Fatal("Stop did not return while the database was away")
+	}
+	if err := syscall.Kill(-pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("process group %d still exists after Stop: %v", pid, err)
+	}
+	if _, ok := sup.Live("s1"); ok {
+		t.Error("the run is still live after Stop")
 	}
 }
