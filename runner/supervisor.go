@@ -363,6 +363,9 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 			s.wg.Add(1)
 			go func() { defer s.wg.Done(); s.startFresh(o, r.unconfirmed) }()
 		}
+		if r.OwesAnswers() {
+			s.resumeToDeliver(o)
+		}
 	}
 	// Shutdown cancels what is in the map; a run that lands there after
 	// it began is cancelled here.
@@ -424,6 +427,7 @@ func (r *Run) Ask(ctx context.Context, f askuser.Form) (askuser.Answer, error) {
 func (r *Run) finish(x exitInfo) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
+	r.settleDeliveries(ctx, !x.stopped)
 	// Open asks outlive the process: they stay on the page, and an answer
 	// resumes the session and arrives as the next turn.
 	ids := make([]string, 0, len(r.pending))
