@@ -201,3 +201,38 @@ func lastIndexOf(list []string, s string) int {
 }
 
 
+
+// TestFaultControlAnswerSavedThenClaudeKilled is the fault on the stdin
+// channel: an AskUserQuestion answered while claude is frozen (the
+// control_response sits unread in the pipe), then claude is killed. The
+// answer reaches the resumed session once, as a new turn.
+func TestFaultControlAnswerSavedThenClaudeKilled(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{
+		{ToolName: "AskUserQuestion", ToolInput: auqInput},
+		{Text: "Noted, carrying on."},
+	}, envOptions{quiet: true})
+	s := e.newSession()
+	w := e.dial(s.ID, 0)
+	w.prompt("ask me")
+	in := e.waitInput(w, s.ID)
+	e.waitTranscript(s, e.fake.Requests()[0].ToolUseID)
+	pid := e.pidOf(s.ID)
+	if err := syscall.Kill(-pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	w.answer(in, map[string]any{"decision": "answer", "choice_0": "Red", "other_0": "", "choice_1": []string{"L"}, "other_1": ""})
+	w.waitFor(60*time.Second, "You answered: Red; L")
+	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	w.waitFor(90*time.Second, undeliveredText, newTurnText, "Noted, carrying on.")
+	e.wantDelivered(s.ID, in.ID, runner.DeliveredNewTurn)
+	reqs := e.fake.Requests()
+	last := reqs[len(reqs)-1]
+	if got := userMentions(last, "Red"); got != 1 {
+		t.Errorf("the model was told the answer %d times, want once; last request:\n%s", got, last.Raw)
+	}
+	if text := last.LastUserText(); !strings.Contains(text, "Which colour?") || !strings.Contains(text, "Red") {
+		t.Errorf("the new turn does not quote the question and the answer:\n%s", text)
+	}
+}
