@@ -236,3 +236,36 @@ func TestFaultControlAnswerSavedThenClaudeKilled(t *testing.T) {
 		t.Errorf("the new turn does not quote the question and the answer:\n%s", text)
 	}
 }
+
+// TestFaultAnswerSavedThenParleyRestarted: the answer is saved while claude
+// is frozen, then Parley stops (killing claude) before it is delivered. At
+// the next start the session is resumed on its own (as cluster.Node does
+// after a crash) and the answer reaches the model once, as a new turn.
+func TestFaultAnswerSavedThenParleyRestarted(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{
+		{Text: "Let me ask.", ToolName: askTool, ToolInput: colourQuestion(false)},
+		{Text: "Thanks, carrying on."},
+	}, envOptions{quiet: true})
+	s := e.newSession()
+	w := e.dial(s.ID, 0)
+	w.prompt("pick a colour")
+	in := e.waitInput(w, s.ID)
+	e.waitTranscript(s, e.fake.Requests()[0].ToolUseID)
+	if err := syscall.Kill(-e.pidOf(s.ID), syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	w.answer(in, map[string]any{"choice": "Orange"})
+	w.waitFor(60*time.Second, "You answered: Orange")
+	w2 := e.restart(s.ID)
+	owed, err := e.st.SessionsOwedAnswers(t.Context())
+	if err != nil || len(owed) != 1 || owed[0] != s.ID {
+		t.Fatalf("sessions owed answers after the restart = %q, %v; want this one", owed, err)
+	}
+	e.sup.DeliverOwed(owed, e.srv.SessionStarter)
+	w2.waitFor(90*time.Second, newTurnText, "Thanks, carrying on.")
+	e.wantDelivered(s.ID, in.ID, runner.DeliveredNewTurn)
+	reqs := e.fake.Requests()
+	if got := userMentions(reqs[len(reqs)-1], "Orange"); got != 1 {
+		t.Errorf("the model was told the answer %d times, want once", got)
+	}
+}
