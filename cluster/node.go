@@ -151,6 +151,7 @@ func (n *Node) Run(ctx context.Context) error {
 	// work arrives by NOTIFY.
 	beat := time.NewTicker(n.cfg.TTL / 3)
 	defer beat.Stop()
+	n.deliverOwed(ctx) // after a crash: answers saved that Claude never got
 	for {
 		select {
 		case <-beat.C:
@@ -204,6 +205,7 @@ func (n *Node) heartbeat(ctx context.Context) {
 		n.Log.Info("replicas stopped; their sessions are free for any replica", "replicas", dead, "sessions", sessions)
 		n.TakenOver(sessions)
 		n.ownersGone(dead)
+		n.deliverOwed(ctx)
 	}
 }
 

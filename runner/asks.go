@@ -189,6 +189,7 @@ func (r *Run) resolve(ctx context.Context, pa pendingAsk, status askuser.Status,
 	}
 	if pa.attached {
 		r.deliver(ctx, pa, status, resp)
+		r.handOver(ctx, pa, status, resp)
 	}
 	r.changeSession(ctx, SessionChange{Status: r.status()})
 	return nil
@@ -269,7 +270,7 @@ func (r *Run) answer(ctx context.Context, id string, resp Response) error {
 		return err
 	}
 	if !pa.attached {
-		return r.turn(ctx, LateAnswerText(pa.p, status, resp), resp.By)
+		return r.deliverAsTurn(ctx, pa.p, status, resp)
 	}
 	return nil
 }

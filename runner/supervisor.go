@@ -363,6 +363,9 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 			s.wg.Add(1)
 			go func() { defer s.wg.Done(); s.startFresh(o, r.unconfirmed) }()
 		}
+		if r.OwesAnswers() {
+			s.resumeToDeliver(o)
+		}
 	}
 	// Shutdown cancels what is in the map; a run that lands there after
 	// it began is cancelled here.
@@ -425,6 +428,7 @@ func (r *Run) finish(x exitInfo) {
 	// Unbounded: its writes wait out a database outage (persist), and give
 	// up only once the run is being stopped.
 	ctx := context.Background()
+	r.settleDeliveries(ctx, !x.stopped)
 	// Open asks outlive the process: they stay on the page, and an answer
 	// resumes the session and arrives as the next turn.
 	ids := make([]string, 0, len(r.pending))

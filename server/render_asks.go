@@ -111,11 +111,8 @@ type resolution struct {
 func askClosed(payload []byte) templ.Component {
 	var p resolution
 	_ = json.Unmarshal(payload, &p)
-	text := outcomeText(p)
-	if p.Detached && (p.Status == "answered" || p.Status == "denied") {
-		text += " Sent to Claude as a new message."
-	}
-	return views.AskClosed(p.InputID, p.Status, text)
+	// How the answer reaches Claude is the card's delivery line (delivery.go).
+	return views.AskClosed(p.InputID, p.Status, outcomeText(p))
 }
 
 // outcomeText says in a sentence how an ask ended.
