@@ -39,9 +39,9 @@ func checkPrompt(text string) (string, error) {
 	case text == "":
 		return "", badRequest("Write something for Claude first.")
 	case len(text) > maxPromptBytes:
-		return "", badRequest("That message is too long (the limit is 256 KB).")
+		return "", errTooBig(int64(len(text)), maxPromptBytes)
 	case !utf8.ValidString(text):
-		return "", badRequest("That message is not valid text.")
+		return "", errInvalidUTF8
 	case strings.IndexByte(text, 0) >= 0:
 		return "", errNUL
 	}

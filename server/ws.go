@@ -16,7 +16,6 @@ const (
 	pongWait    = 60 * time.Second
 	pingPeriod  = pongWait * 9 / 10
 	helloWait   = 10 * time.Second
-	maxWSInput  = 256 << 10 // one message from a browser: a prompt or an answer
 	backlogPage = 400       // events per catch-up frame
 )
 
@@ -125,7 +124,10 @@ func (c *wsConn) writeLoop(ctx context.Context, sub *Subscription) error {
 			// A watcher whose sign-in was revoked or who left the project
 			// stops receiving within a ping period (actions check at once).
 			if _, _, err := c.s.authorizeSession(ctx, c.r, c.sess.ID, actView); err != nil {
-				return c.close(websocket.ClosePolicyViolation, "access ended")
+				if code, reason, ended := accessEnded(err); ended {
+					return c.close(code, reason)
+				}
+				c.s.log.Warn("websocket access check failed; checking again later", "session_id", c.sess.ID, "err", err)
 			}
 			if err := c.writePing(); err != nil {
 				return err
