@@ -6,10 +6,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/a-h/templ"
+
+	"parley/views"
 )
 
 // maxPromptBytes bounds one prompt.
-const maxPromptBytes = 256 << 10
+const maxPromptBytes = views.MaxPromptBytes
 
 func (s *Server) handleSession() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -54,7 +54,12 @@
       box.remove();
       if (v === "yes") Notification.requestPermission();
     });
-    document.body.appendChild(box);
+    // In the flow, under the session's head (or at the top of the page),
+    // never fixed over the composer or an ask card.
+    var head = document.querySelector(".chat-head"), main = document.querySelector("main");
+    if (head) head.insertAdjacentElement("afterend", box);
+    else if (main) main.insertBefore(box, main.firstChild);
+    else document.body.insertBefore(box, document.body.firstChild);
   }
 
   document.addEventListener("htmx:oobAfterSwap", function (e) {
