@@ -62,6 +62,20 @@
     else document.body.insertBefore(box, document.body.firstChild);
   }
 
+  // An ask's outcome names who answered; the one who did reads "You"
+  // (the server renders the card once for every viewer).
+  function markYou() {
+    var me = document.body.getAttribute("data-user-id");
+    if (!me || me === "0") return;
+    document.querySelectorAll('.who[data-user-id="' + me + '"]').forEach(function (el) {
+      el.textContent = el.getAttribute("data-you") || "you";
+      el.removeAttribute("data-user-id");
+    });
+  }
+  markYou();
+  document.addEventListener("htmx:wsAfterMessage", markYou);
+  document.addEventListener("htmx:afterSettle", markYou);
+
   document.addEventListener("htmx:oobAfterSwap", function (e) {
     var t = e.detail && e.detail.target;
     if (t && t.id === "inbox-count") onCount();
