@@ -113,7 +113,8 @@ func askClosed(payload []byte) templ.Component {
 	_ = json.Unmarshal(payload, &p)
 	o := outcome(p)
 	if p.Detached && (p.Status == "answered" || p.Status == "denied") {
-		o.Rest += " Sent to Claude as a new message."
+		o.Text += " Sent to Claude as a new message."
+		o.You += " Sent to Claude as a new message."
 	}
 	return views.AskClosed(p.InputID, p.Status, o)
 }
@@ -125,11 +126,13 @@ func outcomeText(p resolution) string { return outcome(p).String() }
 // page can say "You" to them alone.
 func outcome(p resolution) views.Outcome {
 	by := func(lead, rest string) views.Outcome {
-		if p.AnsweredBy == "" {
-			return views.Outcome{Lead: lead + orSomeone("") + rest}
+		you := "you"
+		if lead == "" {
+			you = "You"
 		}
-		return views.Outcome{Lead: lead, By: p.AnsweredBy, ByID: p.Answer.ByID, Rest: rest}
+		return views.Outcome{Text: lead + orSomeone(p.AnsweredBy) + rest, You: lead + you + rest, ByID: p.Answer.ByID}
 	}
+	plain := func(text string) views.Outcome { return views.Outcome{Text: text} }
 	reason := ""
 	if r := strings.TrimSpace(p.Reason); r != "" {
 		reason = ": " + r
@@ -138,17 +141,17 @@ func outcome(p resolution) views.Outcome {
 	case "timed_out":
 		switch p.Kind {
 		case runner.KindPermission:
-			return views.Outcome{Lead: "Time ran out; the request was denied."}
+			return plain("Time ran out; the request was denied.")
 		case runner.KindPlan:
-			return views.Outcome{Lead: "Time ran out; the plan was not approved."}
+			return plain("Time ran out; the plan was not approved.")
 		}
-		return views.Outcome{Lead: "Question timed out"}
+		return plain("Question timed out")
 	case "cancelled", "expired":
 		noun := "Question"
 		if p.Kind == runner.KindPermission || p.Kind == runner.KindPlan {
 			noun = "Request"
 		}
-		return views.Outcome{Lead: noun + " " + strings.ReplaceAll(p.Status, "_", " ") + reason}
+		return plain(noun + " " + strings.ReplaceAll(p.Status, "_", " ") + reason)
 	case "denied":
 		switch p.Kind {
 		case runner.KindPermission:
@@ -176,7 +179,7 @@ func outcome(p resolution) views.Outcome {
 		return by("Plan approved by ", "; Claude asks before edits")
 	}
 	if p.AnsweredBy == "" {
-		return views.Outcome{Lead: "Answered: " + repliesText(p.Answer.Replies)}
+		return plain("Answered: " + repliesText(p.Answer.Replies))
 	}
 	return by("", " answered: "+repliesText(p.Answer.Replies))
 }

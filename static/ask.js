@@ -67,8 +67,8 @@
   function markYou() {
     var me = document.body.getAttribute("data-user-id");
     if (!me || me === "0") return;
-    document.querySelectorAll('.who[data-user-id="' + me + '"]').forEach(function (el) {
-      el.textContent = el.getAttribute("data-you") || "you";
+    document.querySelectorAll('.ask-outcome[data-user-id="' + me + '"]').forEach(function (el) {
+      el.textContent = el.getAttribute("data-you");
       el.removeAttribute("data-user-id");
     });
   }

@@ -1,21 +1,14 @@
 package views
 
-// Outcome is how an ask ended, in a sentence naming who answered: Lead,
-// then By (the answerer's name; "" for none), then Rest.
+// Outcome is how an ask ended, in a sentence: Text as everyone reads it
+// ("Bea answered: SQLite"), You as the answerer reads it ("You answered:
+// SQLite").
 type Outcome struct {
-	Lead, By, Rest string
-	// ByID is the answerer's user id; 0 = not known (the page then keeps
-	// the name even for the answerer).
+	Text, You string
+	// ByID is the answerer's user id; 0 = none or not known (everyone then
+	// reads Text).
 	ByID int64
 }
 
-// String is the sentence as plain text.
-func (o Outcome) String() string { return o.Lead + o.By + o.Rest }
-
-// you is what the page shows the answerer in place of their name.
-func you(first bool) string {
-	if first {
-		return "You"
-	}
-	return "you"
-}
+// String is the sentence as everyone reads it.
+func (o Outcome) String() string { return o.Text }
