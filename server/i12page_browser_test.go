@@ -1,0 +1,87 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/gorilla/websocket"
+
+	"parley/runner/fakeapi"
+)
+
+// TestFaultPageReconnectsAfterAnyClose ends the page's socket mid-reply
+// with every recoverable close: a clean 1000, 1001 (a server restart),
+// 1009, 1011, an unknown code and a lost connection (1006). Each time the
+// page reconnects by itself, catches up on what was streamed while it was
+// away, and at the end shows exactly what a fresh load from Postgres shows.
+func TestFaultPageReconnectsAfterAnyClose(t *testing.T) {
+	closes := []struct {
+		code   int
+		reason string
+	}{
+		{websocket.CloseNormalClosure, ""},
+		{websocket.CloseGoingAway, "server restarting"},
+		{websocket.CloseMessageTooBig, ""},
+		{websocket.CloseInternalServerErr, "oops"},
+		{4000, "a code the page does not know"},
+		{websocket.CloseAbnormalClosure, ""},
+	}
+	var sc fakeapi.Scenario
+	holds := make([]chan struct{}, len(closes))
+	for i := range closes {
+		holds[i] = make(chan struct{})
+		sc = append(sc, fakeapi.Step{Text: fmt.Sprintf("Reply %d begins.", i), Hold: holds[i]})
+	}
+	t.Cleanup(func() {
+		for _, h := range holds {
+			select {
+			case <-h:
+			default:
+				close(h)
+			}
+		}
+	})
+	e := newEnv(t, sc, envOptions{quiet: true})
+	proxy := newCloseProxy(t, e.web.URL)
+	ctx := e.browser(t)
+	startSession(t, ctx, proxy.URL(), "prompt 0", pollJS(`document.getElementById('conn').dataset.state === 'live'`))
+	step(t, ctx, "count the socket's opens", chromedp.Evaluate(countOpens, nil))
+	for i, c := range closes {
+		if i > 0 {
+			step(t, ctx, fmt.Sprintf("send prompt %d", i),
+				chromedp.SetValue(`#prompt`, fmt.Sprintf("prompt %d", i), chromedp.ByID),
+				chromedp.Evaluate(`document.getElementById('prompt-form').requestSubmit(); true`, nil))
+		}
+		step(t, ctx, fmt.Sprintf("reply %d streams", i),
+			pollJS(fmt.Sprintf(`document.getElementById('events').textContent.includes('Reply %d begins.')`, i)))
+		proxy.closeAll(c.code, c.reason)
+		close(holds[i]) // the turn ends while the page is away
+		step(t, ctx, fmt.Sprintf("after close %d the page reconnects and catches up", c.code),
+			pollJS(fmt.Sprintf(`window.__opens === %d && document.getElementById('conn').dataset.state === 'live'`, i+1)),
+			pollJS(fmt.Sprintf(`document.querySelectorAll('#events .turn-result').length === %d`, i+1)),
+		)
+	}
+	var url string
+	step(t, ctx, "where the session is", chromedp.Location(&url))
+	live := readTranscript(t, ctx, "read the live transcript")
+	sid := url[strings.LastIndex(url, "/")+1:]
+	last, err := e.st.LastSeq(t.Context(), sid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(live.Dup) > 0 || !live.Sorted || live.Last != last {
+		t.Errorf("after the closes: duplicate ids %v, in order %v, last seq %d (database %d)", live.Dup, live.Sorted, live.Last, last)
+	}
+	for i := range closes {
+		if n := strings.Count(live.Text, fmt.Sprintf("Reply %d begins.", i)); n != 1 {
+			t.Errorf("reply %d appears %d times:\n%s", i, n, live.Text)
+		}
+	}
+	step(t, ctx, "reload from the database", chromedp.Navigate(url),
+		pollJS(fmt.Sprintf(`document.querySelectorAll('#events .turn-result').length === %d`, len(closes))))
+	if fresh := readTranscript(t, ctx, "read the reloaded transcript"); live.Text != fresh.Text {
+		t.Errorf("the reconnected page differs from a fresh load:\n--- reconnected\n%s\n--- fresh\n%s", live.Text, fresh.Text)
+	}
+}
