@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/gorilla/websocket"
@@ -83,5 +84,58 @@ func TestFaultPageReconnectsAfterAnyClose(t *testing.T) {
 		pollJS(fmt.Sprintf(`document.querySelectorAll('#events .turn-result').length === %d`, len(closes))))
 	if fresh := readTranscript(t, ctx, "read the reloaded transcript"); live.Text != fresh.Text {
 		t.Errorf("the reconnected page differs from a fresh load:\n--- reconnected\n%s\n--- fresh\n%s", live.Text, fresh.Text)
+	}
+}
+
+// TestFaultPageStopsOnlyAtSignOutOrRemoval: the two closes a page must not
+// recover from. Removed from the project, the watcher's page says so (4003)
+// and stops; signed out, it says so with a link to sign in again (4001).
+func TestFaultPageStopsOnlyAtSignOutOrRemoval(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "Hello there."}}, envOptions{quiet: true, pingPeriod: 200 * time.Millisecond})
+	s := e.newSession()
+	for _, tc := range []struct {
+		name, want string
+		end        func(u *testUser)
+		link       bool
+	}{
+		{"removed", reasonRemoved, func(u *testUser) {
+			if err := e.st.RemoveMember(t.Context(), e.project.ID, u.ID); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"signed out", reasonSignedOut, func(u *testUser) {
+			if err := e.st.RevokeAuthSession(t.Context(), tokenHash(u.Cookie)); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := e.member(tc.name+"@example.com", "Watcher "+tc.name, roleMember)
+			ctx := browser(t)
+			e.signInBrowser(t, ctx, u)
+			step(t, ctx, "open the session",
+				chromedp.Navigate(e.web.URL+"/sessions/"+s.ID),
+				pollJS(`document.getElementById('conn').dataset.state === 'live'`),
+				chromedp.Evaluate(countOpens, nil))
+			tc.end(u)
+			var banner string
+			var link bool
+			step(t, ctx, "the page says why it stopped",
+				pollJS(`document.getElementById('conn').dataset.state === 'closed'`),
+				chromedp.Text(`#offline`, &banner, chromedp.ByID),
+				chromedp.Evaluate(`!!document.querySelector('#offline a[href^="/login"]')`, &link))
+			if !strings.Contains(banner, tc.want) || link != tc.link {
+				t.Errorf("banner %q (sign-in link %v); want %q (link %v)", banner, link, tc.want, tc.link)
+			}
+			// A page that retried would show the offline banner within the
+			// first backoff (0.25-0.5 s); this waits several times that.
+			var opens int
+			step(t, ctx, "it does not reconnect", chromedp.Sleep(3*time.Second),
+				chromedp.Evaluate(`window.__opens`, &opens),
+				chromedp.Text(`#offline`, &banner, chromedp.ByID))
+			if opens != 0 || !strings.Contains(banner, tc.want) {
+				t.Errorf("after the close: %d opens, banner %q", opens, banner)
+			}
+		})
 	}
 }

@@ -83,7 +83,7 @@
     if (counterSocket(e)) return;
     var ev = e.detail && e.detail.event;
     if (ev && finalClose[ev.code]) {
-      setConn("closed", "offline");
+      setConn("closed", "closed");
       banner(ev.reason || "Parley closed this page's connection: reload it.", "closed");
       var el = document.getElementById("offline");
       if (el && ev.code === 4001) { el.appendChild(document.createTextNode(" ")); el.appendChild(signInLink()); }
