@@ -139,3 +139,57 @@ func TestFaultPageStopsOnlyAtSignOutOrRemoval(t *testing.T) {
 		})
 	}
 }
+
+// TestFaultOversizedPromptRefusedInPage types a 300 KiB prompt: the page
+// refuses it before sending, says how big it is and what the limit is,
+// keeps the text in the box, and the socket stays open; a normal prompt
+// right after is answered. (A browser cannot send invalid UTF-8 on a
+// socket: it replaces a lone surrogate itself. TestFaultOversizedFrameAnswered
+// sends one, and bytes, from a raw client.)
+func TestFaultOversizedPromptRefusedInPage(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "Answered the normal prompt."}}, envOptions{quiet: true})
+	s := e.newSession()
+	ctx := e.browser(t)
+	step(t, ctx, "open the session",
+		chromedp.Navigate(e.web.URL+"/sessions/"+s.ID),
+		pollJS(`document.getElementById('conn').dataset.state === 'live'`),
+		chromedp.Evaluate(countOpens, nil))
+	var note string
+	var kept, opens int
+	step(t, ctx, "send a 300 KiB prompt",
+		chromedp.Evaluate(`document.getElementById('prompt').value = 'x'.repeat(300 * 1024); true`, nil),
+		chromedp.Focus(`#prompt`, chromedp.ByID),
+		pressEnter(0),
+		chromedp.WaitVisible(`#prompt-note`, chromedp.ByID),
+		chromedp.Text(`#prompt-note`, &note, chromedp.ByID),
+		chromedp.Evaluate(`document.getElementById('prompt').value.length`, &kept),
+	)
+	if want := "This message is 300 KiB; the limit is 256 KiB."; note != want {
+		t.Errorf("the page says %q, want %q", note, want)
+	}
+	if kept != 300*1024 {
+		t.Errorf("the box holds %d characters, want the 300 KiB prompt kept", kept)
+	}
+	var reply string
+	step(t, ctx, "a normal prompt right after is answered",
+		chromedp.SetValue(`#prompt`, "a normal prompt", chromedp.ByID),
+		chromedp.Focus(`#prompt`, chromedp.ByID),
+		pressEnter(0),
+		pollJS(`document.querySelectorAll('#events .turn-result').length === 1`),
+		chromedp.Text(`#events`, &reply, chromedp.ByID),
+		chromedp.Evaluate(`window.__opens`, &opens),
+		chromedp.Text(`#prompt-note`, &note, chromedp.ByID),
+	)
+	if opens != 0 {
+		t.Errorf("the socket was reopened %d times; the refusals must leave it open", opens)
+	}
+	if note != "" {
+		t.Errorf("after a normal prompt the note still says %q", note)
+	}
+	if !strings.Contains(reply, "Answered the normal prompt.") || strings.Contains(reply, "xxxx") {
+		t.Errorf("transcript:\n%s", reply)
+	}
+	if reqs := e.fake.Requests(); len(reqs) != 1 || !strings.Contains(reqs[0].LastUserText(), "a normal prompt") {
+		t.Errorf("the model got %d requests; want only the normal prompt", len(reqs))
+	}
+}
