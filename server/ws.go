@@ -16,7 +16,7 @@ const (
 	pongWait    = 60 * time.Second
 	pingPeriod  = pongWait * 9 / 10
 	helloWait   = 10 * time.Second
-	backlogPage = 400       // events per catch-up frame
+	backlogPage = 400 // events per catch-up frame
 )
 
 var upgrader = websocket.Upgrader{
