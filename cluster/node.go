@@ -31,6 +31,10 @@ type Config struct {
 	// DataDir must be one directory every replica shares (workspaces and
 	// the CLI's transcripts live there); Join checks it.
 	DataDir string
+	// RuntimeBase holds each replica's runtime directory (named by its id);
+	// the run files of a replica whose lease lapses are swept from it.
+	// "" = no sweep.
+	RuntimeBase string
 }
 
 // Deps are a Node's collaborators.
@@ -103,6 +107,7 @@ func (n *Node) Join(ctx context.Context) error {
 			"replicas", len(dead), "sessions", sessions)
 		n.TakenOver(sessions)
 	}
+	n.sweepLapsed(dead)
 	return nil
 }
 
@@ -206,6 +211,7 @@ func (n *Node) heartbeat(ctx context.Context) {
 		n.TakenOver(sessions)
 		n.ownersGone(dead)
 		n.deliverOwed(ctx)
+		n.sweepLapsed(dead)
 	}
 }
 

@@ -63,6 +63,10 @@ func (p AskPayload) TheForm() askuser.Form {
 // Response is a member's response to an ask, whatever its kind.
 type Response struct {
 	By string `json:"by,omitempty"`
+	// ByID is the user id of who answered (0 = nobody: a timeout, or an
+	// answer from before it was recorded): the page says "You answered"
+	// to that user alone.
+	ByID int64 `json:"by_id,omitempty"`
 	// Decline denies a permission, asks for changes to a plan or declines a
 	// question; Reason then says why (the plan feedback, for a plan).
 	Decline bool   `json:"decline,omitempty"`

@@ -217,7 +217,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		MaxRuns: c.MaxRuns, Queue: server.NewQueueObserver(hub),
 	})
 	var srv *server.Server
-	node := cluster.New(cluster.Config{TTL: c.LeaseTTL, DataDir: c.DataDir}, cluster.Deps{Store: st, Supervisor: sup,
+	node := cluster.New(cluster.Config{TTL: c.LeaseTTL, DataDir: c.DataDir, RuntimeBase: filepath.Dir(runtimeDir)}, cluster.Deps{Store: st, Supervisor: sup,
 		// Unmetered: the owner's replica counts its events once.
 		Publisher: server.NewPublisher(hub), Log: log.With("replica", st.Replica()), TakenOver: met.TakenOver,
 		Starter: func(id string) runner.Starter { return srv.SessionStarter(id) }})
