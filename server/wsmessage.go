@@ -29,4 +29,3 @@ func parseWSMessage(data []byte) (wsMessage, error) {
 
 // errUnreadable answers a message that is not what a Parley page sends.
 var errUnreadable = badRequest("Parley could not read that message from the page; reload and try again.")
-
