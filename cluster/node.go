@@ -137,7 +137,8 @@ func (n *Node) Run(ctx context.Context) error {
 	ready := make(chan struct{})
 	errc := make(chan error, 1)
 	go func() {
-		errc <- n.Store.Listen(ctx, []string{store.EventsChannel, store.RequestsChannel, store.RepliesChannel},
+		errc <- n.Store.Listen(ctx, []string{store.EventsChannel, store.RequestsChannel, store.RepliesChannel,
+			store.HandoverChannel},
 			func() { close(ready) }, n.notified)
 	}()
 	// The heartbeat is a lease renewal on a deadline, not a poll for work:

@@ -63,19 +63,7 @@ func (s *Supervisor) kickDrain() {
 // too, with their prompts: the rest of their queued work (answers to asks
 // that stay open) is dropped here.
 func (s *Supervisor) Drain(ctx context.Context, grace time.Duration) (handOver []Handover) {
-	s.mu.Lock()
-	s.draining = true
-	starting := make([]chan struct{}, 0, len(s.starting))
-	for _, c := range s.starting {
-		starting = append(starting, c)
-	}
-	s.mu.Unlock()
-	for _, c := range starting { // a start in progress lands in s.runs
-		select {
-		case <-c:
-		case <-ctx.Done():
-		}
-	}
+	s.BeginDrain(ctx)
 	deadline := time.NewTimer(grace)
 	defer deadline.Stop()
 wait:
@@ -99,6 +87,24 @@ wait:
 	}
 	wg.Wait()
 	return append(handOver, s.dropLine()...)
+}
+
+// BeginDrain refuses every new process from now on (ErrDraining) and
+// returns once the starts in progress have ended; Drain calls it too.
+func (s *Supervisor) BeginDrain(ctx context.Context) {
+	s.mu.Lock()
+	s.draining = true
+	starting := make([]chan struct{}, 0, len(s.starting))
+	for _, c := range s.starting {
+		starting = append(starting, c)
+	}
+	s.mu.Unlock()
+	for _, c := range starting { // a start in progress lands in s.runs
+		select {
+		case <-c:
+		case <-ctx.Done():
+		}
+	}
 }
 
 // Sessions lists the sessions with a live run here.
