@@ -194,6 +194,8 @@ func (n *Node) notified(channel, payload string) {
 			n.wg.Add(1)
 			go func() { defer n.wg.Done(); n.serveRequest(id) }()
 		}
+	case store.SignalsChannel:
+		n.signalled(payload)
 	case store.HandoverChannel:
 		n.wg.Add(1)
 		go func() { defer n.wg.Done(); n.handedOver(payload) }()

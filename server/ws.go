@@ -130,6 +130,10 @@ func (c *wsConn) writeLoop(ctx context.Context, sub *Subscription) error {
 			if err := c.writePing(); err != nil {
 				return err
 			}
+		case <-sub.Recheck: // access changed on some replica (hub_cluster.go)
+			if _, _, err := c.s.authorizeSession(ctx, c.r, c.sess.ID, actView); err != nil {
+				return c.close(websocket.ClosePolicyViolation, "access ended")
+			}
 		case <-ctx.Done():
 			return c.close(websocket.CloseGoingAway, "bye")
 		}

@@ -230,7 +230,8 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	node := cluster.New(cluster.Config{TTL: c.LeaseTTL, DataDir: c.DataDir}, cluster.Deps{Store: st, Supervisor: sup,
 		// Unmetered: the owner's replica counts its events once.
 		Publisher: server.NewPublisher(hub), Log: log.With("replica", st.Replica()), TakenOver: met.TakenOver,
-		Starter: func(id string) runner.Starter { return srv.SessionStarter(id) }})
+		Starter: func(id string) runner.Starter { return srv.SessionStarter(id) }, Local: hub})
+	hub.Announce = node.Viewers // this replica's viewers join the other replicas' presence lists
 	// A replica that starts takes over only replicas that lapsed.
 	if err := node.Join(ctx); err != nil {
 		return err
@@ -239,7 +240,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		AskTimeout: c.AskTimeout, IdleTimeout: c.IdleTimeout, StallTimeout: c.StallTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies,
 		Limits: c.Limits, RelayURL: "http://" + relayLn.Addr().String() + "/ask", ModelURL: "http://" + relayLn.Addr().String(),
 		RunsConfined: isUIDSandbox(rc.Sandbox), MetricsToken: c.MetricsToken},
-		server.Deps{Store: st, Supervisor: sup, Runs: node, Hub: hub, Broker: broker, Metrics: met, Log: log, Expirer: expiry, Gateway: gw})
+		server.Deps{Store: st, Supervisor: sup, Runs: node, Stops: node, Hub: hub, Broker: broker, Metrics: met, Log: log, Expirer: expiry, Gateway: gw})
 	if err != nil {
 		return err
 	}
