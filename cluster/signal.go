@@ -166,4 +166,3 @@ type noLocal struct{}
 func (noLocal) RemoteViewers(string, string, []string, bool) {}
 func (noLocal) CloseSession(string)                          {}
 func (noLocal) Recheck()                                     {}
-
