@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/gorilla/websocket"
 )
 
 // presenceDelay gathers the joins and leaves of a moment into one presence
@@ -28,6 +30,9 @@ type Frame struct {
 	Born time.Time
 	// Kind is the event type, for metrics.
 	Kind string
+	// prep is the message a socket sends for this frame alone, made once
+	// for all of them (prepared.go).
+	prep *websocket.PreparedMessage
 }
 
 // subBuffer is how many frames a browser may fall behind before it is
@@ -197,7 +202,7 @@ func (h *Hub) sendPresence(st *hubState, sessionID string, names []string) {
 	if h.Presence == nil || len(st.subs[sessionID]) == 0 || len(names) == 0 {
 		return // nobody here, or a topic nobody watches by name (a project's inbox topic)
 	}
-	st.deliver(sessionID, h.Presence(names))
+	st.deliver(sessionID, prepare(h.Presence(names)))
 }
 
 // Subscribe starts delivering the session's frames.
@@ -232,6 +237,7 @@ func (h *Hub) Unsubscribe(s *Subscription) {
 // projectTopic). It blocks only if the hub's queue is full, and never once
 // the hub has stopped.
 func (h *Hub) Publish(topic string, f Frame) {
+	f = prepare(f) // on the publisher's goroutine, once for every socket
 	select {
 	case h.publish <- published{sessionID: topic, f: f}:
 	case <-h.done:
