@@ -34,6 +34,7 @@ type Supervisor struct {
 	starting map[string]chan struct{}
 	wg       sync.WaitGroup
 	closed   bool
+	drain    // graceful shutdown (drain.go)
 }
 
 // Deps are a Supervisor's collaborators.
@@ -58,7 +59,8 @@ type Deps struct {
 func NewSupervisor(ctx context.Context, d Deps) *Supervisor {
 	return &Supervisor{cfg: d.Config, journal: d.Journal, pub: d.Publisher, broker: d.Broker,
 		log: d.Log, runtimeDir: d.RuntimeDir, runEnded: d.RunEnded, ctx: ctx, runs: map[string]*Run{},
-		slots: &slots{max: d.MaxRuns}, queueObs: d.Queue, starting: map[string]chan struct{}{}}
+		slots: &slots{max: d.MaxRuns}, queueObs: d.Queue, starting: map[string]chan struct{}{},
+		drain: drain{kick: make(chan struct{}, 1)}}
 }
 
 // Options are the per-session settings of a new run.
@@ -116,6 +118,8 @@ func With(o Options) Starter {
 // Prompt sends a user turn to the session's live process, starting one
 // when there is none.
 func (s *Supervisor) Prompt(ctx context.Context, sessionID string, start Starter, text, by string) error {
+	// A turn that waits in line says what it is, so a drain can move it.
+	ctx = context.WithValue(ctx, queuedTurnKey{}, QueuedTurn{Text: text, By: by})
 	return s.withRun(ctx, sessionID, start, func(ctx context.Context, r *Run) error {
 		reply := make(chan error, 1)
 		return r.send(ctx, turnCmd{text: text, by: by, reply: reply}, reply)
@@ -130,7 +134,7 @@ func (s *Supervisor) Prompt(ctx context.Context, sessionID string, start Starter
 func (s *Supervisor) withRun(ctx context.Context, sessionID string, start Starter, f func(context.Context, *Run) error) error {
 	r, err := s.ensure(ctx, sessionID, start)
 	if errors.Is(err, errNoSlot) {
-		return s.enqueue(sessionID, start, f)
+		return s.enqueue(ctx, sessionID, start, f)
 	}
 	if err != nil {
 		return err
@@ -145,7 +149,7 @@ func (s *Supervisor) withRun(ctx context.Context, sessionID string, start Starte
 		return ctx.Err()
 	}
 	if r, err = s.ensure(ctx, sessionID, start); errors.Is(err, errNoSlot) {
-		return s.enqueue(sessionID, start, f)
+		return s.enqueue(ctx, sessionID, start, f)
 	} else if err != nil {
 		return err
 	}
@@ -238,6 +242,10 @@ func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter
 				s.mu.Unlock()
 				return nil, errors.New("parley is shutting down")
 			}
+			if s.draining {
+				s.mu.Unlock()
+				return nil, ErrDraining
+			}
 			if !s.slots.tryAcquire() {
 				s.mu.Unlock()
 				return nil, errNoSlot
@@ -297,6 +305,7 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 		outcome: map[bool]string{true: StatusEnded, false: "idle"}[o.Resume]}
 	r.log = s.log.With("session_id", o.SessionID)
 	r.othersWaiting = func() bool { return s.slots.queued() > 0 }
+	r.stateChanged = s.kickDrain
 	var unregister func()
 	if o.RelayURL != "" {
 		token := askuser.NewToken()
