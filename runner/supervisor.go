@@ -25,6 +25,7 @@ type Supervisor struct {
 	runEnded   func()        // told after each run ends (may be nil)
 	slots      *slots        // the cap on live processes and the line for it
 	queueObs   QueueObserver // nil: nobody is told about the line
+	recoverer  Recoverer     // nil: logs are not reconciled at start
 
 	ctx  context.Context // the server's lifetime; runs are its children
 	mu   sync.Mutex
@@ -52,6 +53,9 @@ type Deps struct {
 	// needs a process when all are taken waits in line (see slots.go).
 	MaxRuns int
 	Queue   QueueObserver // hears where waiting sessions stand; may be nil
+	// Recover, if set, reconciles a session's log before each run of it
+	// starts (recover.go).
+	Recover Recoverer
 }
 
 // NewSupervisor returns a Supervisor whose runs live until ctx ends or
@@ -60,7 +64,7 @@ func NewSupervisor(ctx context.Context, d Deps) *Supervisor {
 	return &Supervisor{cfg: d.Config, journal: d.Journal, pub: d.Publisher, broker: d.Broker,
 		log: d.Log, runtimeDir: d.RuntimeDir, runEnded: d.RunEnded, ctx: ctx, runs: map[string]*Run{},
 		slots: &slots{max: d.MaxRuns}, queueObs: d.Queue, starting: map[string]chan struct{}{},
-		drain: drain{kick: make(chan struct{}, 1)}}
+		drain: drain{kick: make(chan struct{}, 1)}, recoverer: d.Recover}
 }
 
 // Options are the per-session settings of a new run.
@@ -289,6 +293,7 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 	// The log's last seq is read here, after the previous run of the
 	// session has left the map (it does so only once its last event is
 	// written), so the new run continues the log exactly.
+	s.reconcile(s.ctx, o.Spec)
 	lctx, lcancel := context.WithTimeout(s.ctx, writeTimeout)
 	last, err := s.journal.LastSeq(lctx, o.SessionID)
 	lcancel()
