@@ -145,6 +145,11 @@ type Form struct {
 	// TimeoutSeconds is the wait the model chose for this call, within the
 	// project's bounds ([Bounds]); 0 = the project's default.
 	TimeoutSeconds int `json:"timeout,omitempty"`
+	// ToolUseID is the id of the CLI's tool_use block of this call (the
+	// MCP request's _meta "claudecode/toolUseId"), set by [Serve]'s tool,
+	// never by the model: the server tells by it that Claude has the
+	// answer (the call's tool_result) and which call asks again.
+	ToolUseID string `json:"tool_use_id,omitempty"`
 }
 
 // Single is a form of one question.

@@ -49,6 +49,8 @@ func (r *Run) handleLine(ctx context.Context, l Line) {
 		}
 	case "assistant":
 		r.rememberPlans(l.Raw)
+	case "user":
+		r.confirmDeliveries(ctx, l.Raw)
 	case "control_request":
 		r.handleControlRequest(ctx, l.Raw)
 	case "control_cancel_request":

@@ -60,7 +60,8 @@ type Run struct {
 	batch        []Event // recorded, not yet written
 	by           turnBy  // who sent the running turn; read by the model gateway
 	runLimits
-	dbWait // retrying writes the database could not take (dbretry.go)
+	dbWait     // retrying writes the database could not take (dbretry.go)
+	deliveries // answers handed to the process, until Claude has them (delivery.go)
 }
 
 type exitInfo struct {
@@ -110,6 +111,7 @@ func (r *Run) loop(ctx context.Context) {
 	// loop's seq would then disagree with the log.
 	work := context.WithoutCancel(ctx)
 	lines := r.lines
+	r.deliverOwed(work) // answers an earlier process never took go first
 	for {
 		select {
 		case l, ok := <-lines:

@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"errors"
 	"net/http"
 
 	"parley/views"
@@ -25,18 +24,18 @@ func (p publisher) DatabaseWaiting(sessionID string, waiting bool) {
 // a session deleted (the check's own answers, httpErrors). Any other error
 // (the database away, or too slow to answer within writeWait) is not: the
 // socket stays open and the check runs again at the next ping.
-func (c *wsConn) accessEnded(ctx context.Context) bool {
+func (c *wsConn) accessEnded(ctx context.Context) (code int, reason string, ended bool) {
 	ctx, cancel := context.WithTimeout(ctx, writeWait)
 	defer cancel()
 	_, _, err := c.s.authorizeSession(ctx, c.r, c.sess.ID, actView)
-	var he *httpError
-	if errors.As(err, &he) {
-		return true
+	if err == nil {
+		return 0, "", false
 	}
-	if err != nil {
-		c.s.log.Warn("websocket access check failed; checking again at the next ping", "session_id", c.sess.ID, "err", err)
+	if code, reason, ended := accessEnded(err); ended {
+		return code, reason, true
 	}
-	return false
+	c.s.log.Warn("websocket access check failed; checking again at the next ping", "session_id", c.sess.ID, "err", err)
+	return 0, "", false
 }
 
 // signInEnded is the inbox socket's periodic check: true only when the
