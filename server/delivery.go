@@ -18,14 +18,14 @@ func (j journal) MarkDelivered(ctx context.Context, id, how string, e runner.Eve
 	if errors.Is(err, store.ErrDelivered) {
 		return runner.ErrDelivered
 	}
-	return err
+	return j.dbErr(err)
 }
 
 // OwedAnswers implements runner.DeliveryJournal.
 func (j journal) OwedAnswers(ctx context.Context, sessionID string) ([]runner.OwedAnswer, error) {
 	list, err := j.st.UndeliveredInputs(ctx, sessionID)
 	if err != nil {
-		return nil, err
+		return nil, j.dbErr(err)
 	}
 	out := make([]runner.OwedAnswer, 0, len(list))
 	for _, in := range list {
