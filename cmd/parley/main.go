@@ -27,6 +27,10 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
+	var code exitStatus
+	if errors.As(err, &code) {
+		os.Exit(int(code))
+	}
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "parley:", err)
 		os.Exit(1)
@@ -68,6 +72,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return migrate(ctx, args[1:], getenv, stdout, stderr)
 	case "mcp-askuser":
 		return mcpAskUser(ctx, getenv, stdin, stdout)
+	case "run-guard":
+		return runGuard(args[1:])
 	case "fake-model":
 		return fakeModel(ctx, args[1:], stderr)
 	case "user":
