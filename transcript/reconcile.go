@@ -89,6 +89,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, s Session) (int, error) {
 			"text": strconv.Itoa(len(missing)) + " step(s) below were " + RecoveredNotice + "."})})
 	}
 	for _, e := range missing {
+		if id, ok := st.unstreamedText(e); ok {
+			// The page shows a reply's text where its stream began; a
+			// reply whose stream never reached the log gets its start.
+			add = append(add, appended{"stream_event", mustJSON(map[string]any{"type": "stream_event",
+				"parent_tool_use_id": nil, "parley_recovered": true, "session_id": s.ClaudeSessionID,
+				"event": map[string]any{"type": "message_start", "message": map[string]any{"id": id, "role": "assistant"}}})})
+		}
 		add = append(add, appended{e.Type, recoveredPayload(e, s.ClaudeSessionID)})
 		st.note(e)
 	}
