@@ -141,3 +141,83 @@ func (e *env) events(sessionID string) []string {
 	}
 	return out
 }
+
+// TestFaultKillWithAskOpen SIGKILLs `parley serve` while an ask_user
+// question is open, in each isolation mode, and with PARLEY_CLAUDE_BIN a
+// wrapper script (the parent-death signal then reaches the wrapper only,
+// and claude, busy in the ask, used to go on): no process of the run
+// survives (so nothing goes on unsupervised), the model never reads that
+// the user could not be reached, and the answer given after a restart
+// reaches the model exactly once.
+func TestFaultKillWithAskOpen(t *testing.T) {
+	for _, mode := range []string{"off", "wrapper", "bwrap", "uid"} {
+		t.Run(mode, func(t *testing.T) {
+			if mode == "uid" && os.Geteuid() != 0 {
+				t.Skip("per-project uids need root")
+			}
+			e := newEnv(t, fakeapi.Scenario{
+				{Text: "I need a decision.", ToolName: askTool, ToolInput: colourQuestion(false)},
+				{Text: "Thanks, going with it."},
+			}, envOptions{quiet: true})
+			if mode == "uid" {
+				// t.TempDir's parent is private to root; the runs must enter it.
+				if err := os.Chmod(filepath.Dir(e.dataDir), 0o711); err != nil {
+					t.Fatal(err)
+				}
+			}
+			env := []string{"PARLEY_ISOLATION=" + mode}
+			if mode == "wrapper" {
+				wrapper := filepath.Join(t.TempDir(), "claude")
+				script := fmt.Appendf(nil, "#!/bin/sh\n%q \"$@\"\n", fakeapi.ClaudeBin(t))
+				if err := os.WriteFile(wrapper, script, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				env = []string{"PARLEY_ISOLATION=off", "PARLEY_CLAUDE_BIN=" + wrapper}
+			}
+			a := e.startReplica("A", env...)
+			s := e.newSession()
+			wa := e.dialReplica(a, e.user, s.ID)
+			wa.prompt("pick a colour")
+			in := e.waitInput(wa, s.ID)
+			var pid int
+			e.queryRow(`SELECT pid FROM runs WHERE session_id = $1`, []any{s.ID}, &pid)
+			tree := procTree(pid)
+			if len(tree) < 3 {
+				t.Fatalf("the run's process tree is %v: want the guard, claude and its ask server", tree)
+			}
+			asked := len(e.fake.Requests())
+			a.stop(syscall.SIGKILL)
+			if alive := survivors(tree, 15*time.Second); len(alive) > 0 {
+				t.Errorf("processes of the run outlived the SIGKILLed server: %q", alive)
+			}
+			for _, p := range tree {
+				_ = syscall.Kill(p, syscall.SIGKILL)
+			}
+
+			b := e.startReplica("B", env...)
+			wb := e.dialReplica(b, e.user, s.ID)
+			if n := len(e.fake.Requests()); n != asked {
+				t.Errorf("the model got %d requests while no Parley supervised the run", n-asked)
+			}
+			wb.answer(in, map[string]any{"choice": "Blue"})
+			wb.waitFor(90*time.Second, "Thanks, going with it.")
+			delivered := 0
+			for i, r := range e.fake.Requests() {
+				last := r.LastUserText()
+				if _, res, _, ok := r.LastToolResult(); ok {
+					last += res
+				}
+				if strings.Contains(last, "could not reach") {
+					t.Errorf("request %d told the model: %q", i, last)
+				}
+				if i >= asked && strings.Contains(last, "Blue") {
+					delivered++
+				}
+			}
+			if delivered != 1 {
+				t.Errorf("the answer reached the model %d times, want once", delivered)
+			}
+			e.wantContiguousLog(s.ID)
+		})
+	}
+}
