@@ -131,6 +131,10 @@ func (r *renderer) components(e store.Event) []templ.Component {
 		return askResolved(e)
 	case "input_detached":
 		return askDetached(e)
+	case runner.TypeInputDelivered:
+		return askDelivered(e)
+	case runner.TypeInputUndelivered:
+		return askUndelivered(e)
 	case "interrupt":
 		var p struct{ By string }
 		_ = json.Unmarshal(e.Payload, &p)
