@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -26,6 +25,7 @@ var errSafetyDeadline = errors.New("ask-user safety deadline passed")
 
 // retryBackoff is how long the client waits before each new attempt to
 // connect to the relay: the server may be restarting, or busy accepting.
+// The last wait repeats for as long as the server stays away.
 var retryBackoff = []time.Duration{250 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second}
 
 // Client relays questions to the Parley server's [RelayHandler]. It
@@ -49,8 +49,10 @@ func NewClient(c Config) *Client {
 // the server has not answered TimeoutSeconds + 30 s after the call, Ask
 // returns a timed_out Answer itself. When ctx ends, Ask abandons the request
 // (which cancels the ask on the server) and returns an error wrapping the
-// cause. Any other failure (no server, a refusal) is an error whose text
-// says what happened, with the HTTP status and body.
+// cause. While the server cannot be reached or the connection breaks, Ask
+// asks again after a backoff wait, until ctx ends or the deadline passes.
+// A refusal is an error whose text says what happened, with the HTTP status
+// and body.
 func (c *Client) Ask(ctx context.Context, f Form) (Answer, error) {
 	if err := f.Validate(); err != nil {
 		return Answer{}, fmt.Errorf("ask user: %w", err)
@@ -83,18 +85,23 @@ func (c *Client) Ask(ctx context.Context, f Form) (Answer, error) {
 	}
 }
 
-// postRetrying posts body, trying again after each backoff wait while the
-// connection itself fails (nothing listens, the dial times out). Once a
-// connection was made the server may have opened the ask, so any later
-// failure is final: a retry could ask the same question twice.
+// postRetrying posts body, and posts it again after a backoff wait (the
+// last wait repeating) for as long as the relay cannot be reached or the
+// connection is lost before an answer, until ctx ends: Parley may be
+// restarting, and telling the model that nobody could be reached would be
+// false (it answers itself then). A server that went away has ended the
+// ask it held (or its replacement detached it), so asking again opens no
+// second card for the same question. Only an answer from the server is
+// final: a refusal (403 for a run token that has ended, say) or an error
+// of its own.
 func (c *Client) postRetrying(ctx context.Context, body []byte) (Answer, error) {
 	for attempt := 0; ; attempt++ {
 		a, err := c.post(ctx, body)
-		var op *net.OpError
-		if err == nil || attempt >= len(c.backoff) || !errors.As(err, &op) || op.Op != "dial" {
+		var lost *lostError
+		if err == nil || !errors.As(err, &lost) || len(c.backoff) == 0 {
 			return a, err
 		}
-		t := time.NewTimer(c.backoff[attempt])
+		t := time.NewTimer(c.backoff[min(attempt, len(c.backoff)-1)])
 		select {
 		case <-t.C:
 		case <-ctx.Done():
@@ -103,6 +110,14 @@ func (c *Client) postRetrying(ctx context.Context, body []byte) (Answer, error) 
 		}
 	}
 }
+
+// lostError is a relay request that got no answer from the server: it
+// could not connect, the connection broke, or a proxy said the server is
+// unavailable.
+type lostError struct{ err error }
+
+func (e *lostError) Error() string { return e.err.Error() }
+func (e *lostError) Unwrap() error { return e.err }
 
 // post sends one relay request and decodes the answer.
 func (c *Client) post(ctx context.Context, body []byte) (Answer, error) {
@@ -114,12 +129,16 @@ func (c *Client) post(ctx context.Context, body []byte) (Answer, error) {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := c.http.Do(req)
 	if err != nil {
-		return Answer{}, fmt.Errorf("could not reach the Parley server at %s: %w", c.cfg.URL, err)
+		return Answer{}, &lostError{fmt.Errorf("could not reach the Parley server at %s: %w", c.cfg.URL, err)}
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
 	if err != nil {
-		return Answer{}, fmt.Errorf("read the Parley server's answer: %w", err)
+		return Answer{}, &lostError{fmt.Errorf("read the Parley server's answer: %w", err)}
+	}
+	switch resp.StatusCode {
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return Answer{}, &lostError{fmt.Errorf("the Parley server is unavailable (HTTP %s)", resp.Status)}
 	}
 	if resp.StatusCode != http.StatusOK {
 		return Answer{}, fmt.Errorf("the Parley server refused the question (HTTP %s): %s",

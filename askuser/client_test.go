@@ -3,9 +3,11 @@ package askuser
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -67,9 +69,6 @@ func TestClientAskErrors(t *testing.T) {
 		w.Write([]byte(`{"status":"maybe"}`))
 	}))
 	t.Cleanup(badStatus.Close)
-	gone := httptest.NewServer(http.NotFoundHandler())
-	gone.Close() // connection refused from now on
-
 	forged := live
 	forged.Token = "forged"
 	tests := []struct {
@@ -81,7 +80,6 @@ func TestClientAskErrors(t *testing.T) {
 		{"asker error", live, []string{"HTTP 409", "the run is ending"}},
 		{"server error", Config{URL: broken.URL, Token: "t"}, []string{"HTTP 500", "database is down"}},
 		{"unknown status", Config{URL: badStatus.URL, Token: "t"}, []string{`unknown status "maybe"`}},
-		{"connection refused", Config{URL: gone.URL, Token: "t"}, []string{"could not reach the Parley server at " + gone.URL}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -143,4 +141,54 @@ func TestClientAskSafetyDeadline(t *testing.T) {
 			t.Errorf("gave up after %v, want %v (TimeoutSeconds + 30 s)", got, want)
 		}
 	})
+}
+
+// TestClientAskOutlivesTheServer: the relay goes away while it holds the
+// question (its connection drops), and then nothing listens for a while;
+// Ask keeps asking and returns the answer of the server that comes back,
+// never an error the model would read as "nobody could be reached".
+func TestClientAskOutlivesTheServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	var calls atomic.Int32
+	second := make(chan struct{})
+	dropping := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 2 {
+			close(second)
+		}
+		conn, _, err := w.(http.Hijacker).Hijack()
+		if err == nil {
+			conn.Close() // the server dies holding the question
+		}
+	})}
+	go dropping.Serve(ln)
+	c := NewClient(Config{URL: "http://" + addr + "/ask", Token: "t"})
+	c.backoff = []time.Duration{20 * time.Millisecond}
+	got := make(chan Answer, 1)
+	errc := make(chan error, 1)
+	go func() {
+		a, err := c.Ask(t.Context(), Single(Question{Question: "Q?"}))
+		got <- a
+		errc <- err
+	}()
+	<-second         // asked, dropped, asked again
+	dropping.Close() // now nothing listens: connection refused
+	ln2, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("cannot listen on %s again: %v", addr, err)
+	}
+	back := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(`{"status":"answered"}`))
+	})}
+	go back.Serve(ln2)
+	t.Cleanup(func() { back.Close() })
+	if err := <-errc; err != nil {
+		t.Fatalf("Ask: %v", err)
+	}
+	if a := <-got; a.Status != StatusAnswered {
+		t.Errorf("answer %+v, want answered", a)
+	}
 }

@@ -48,6 +48,9 @@ type Config struct {
 	Sandbox Sandbox
 	// Gateway, if set, gives each run its own model token (see Options.ModelURL).
 	Gateway Gateway
+	// GuardExe, if set, is the parley binary whose `run-guard` starts each
+	// run, so nothing of it outlives Parley (guard.go).
+	GuardExe string
 }
 
 // Sandbox confines a run: it gives the run's directories and files to the
@@ -154,6 +157,7 @@ func (c Config) start(ctx context.Context, s Spec) (*process, error) {
 			return nil, fmt.Errorf("confine the run: %w", err)
 		}
 	}
+	c.guard(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", c.ClaudeBin, err)
 	}

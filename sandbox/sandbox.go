@@ -139,8 +139,12 @@ func (s *Sandbox) Confine(cmd *exec.Cmd, spec runner.Spec) error {
 		if path == "" {
 			continue
 		}
-		if err := os.Chmod(filepath.Dir(path), 0o711); err != nil {
-			return fmt.Errorf("ask_user config dir: %w", err)
+		// Every directory between the data dir and the file must be
+		// enterable by the uid (serve keeps them in run/<replica>/).
+		for d := filepath.Dir(path); strings.HasPrefix(d, s.dataDir+string(filepath.Separator)); d = filepath.Dir(d) {
+			if err := os.Chmod(d, 0o711); err != nil {
+				return fmt.Errorf("ask_user config dir: %w", err)
+			}
 		}
 		if err := os.Lchown(path, uid, uid); err != nil {
 			return fmt.Errorf("ask_user config: %w", err)

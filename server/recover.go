@@ -21,6 +21,15 @@ func (s *Server) RecoverLost(ctx context.Context, rec *transcript.Reconciler) (i
 	}
 	n := 0
 	for _, id := range ids {
+		// Only the session's owner writes its log: another replica may
+		// be starting a run of it (and reconciles it then itself).
+		owner, err := s.st.AcquireLease(ctx, id)
+		if err != nil {
+			return n, fmt.Errorf("recover session %s: %w", id, err)
+		}
+		if owner != s.st.Replica() {
+			continue
+		}
 		sess, err := s.st.GetSession(ctx, id)
 		if err != nil {
 			return n, fmt.Errorf("recover session %s: %w", id, err)

@@ -23,3 +23,20 @@ func (s *Store) LostRunSessions(ctx context.Context) ([]string, error) {
 	}
 	return ids, nil
 }
+
+// ReconcileEvents returns what reconciling a session's log with Claude's
+// transcript reads of it, in order: its assistant and user events, its
+// runs' starts and ends, and the streamed events of its last run only (the
+// bulk of a log, needed just to close a reply cut off by a crash).
+func (s *Store) ReconcileEvents(ctx context.Context, sessionID string) ([]Event, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+eventColumns+` FROM events
+		WHERE session_id = $1 AND (type IN ('assistant', 'user', 'run_started', 'run_ended')
+			OR type = 'stream_event' AND seq > coalesce((SELECT max(seq) FROM events
+				WHERE session_id = $1 AND type = 'run_started'), 0))
+		ORDER BY seq`, sessionID)
+	list, err := pgx.CollectRows(rows, pgx.RowToStructByName[Event])
+	if err != nil {
+		return nil, fmt.Errorf("events of session %s to reconcile: %w", sessionID, err)
+	}
+	return list, nil
+}

@@ -15,7 +15,10 @@ import (
 
 // Log is the part of the store a Reconciler reads and appends to.
 type Log interface {
-	EventsAfter(ctx context.Context, sessionID string, after int64, limit int) ([]store.Event, error)
+	// ReconcileEvents returns the session's assistant, user, run_started
+	// and run_ended events, and the stream events of its last run.
+	ReconcileEvents(ctx context.Context, sessionID string) ([]store.Event, error)
+	LastSeq(ctx context.Context, sessionID string) (int64, error)
 	AppendEvents(ctx context.Context, evs []store.Event) error
 }
 
@@ -69,11 +72,14 @@ func (r *Reconciler) Recover(ctx context.Context, s runner.Spec) error {
 // when no process of the session runs. Running it again adds nothing. It
 // returns the number of events appended.
 func (r *Reconciler) Reconcile(ctx context.Context, s Session) (int, error) {
-	evs, err := r.log.EventsAfter(ctx, s.ID, 0, 0)
+	evs, err := r.log.ReconcileEvents(ctx, s.ID)
 	if err != nil {
 		return 0, fmt.Errorf("reconcile %s: %w", s.ID, err)
 	}
 	st := scan(evs)
+	if st.last, err = r.log.LastSeq(ctx, s.ID); err != nil {
+		return 0, fmt.Errorf("reconcile %s: %w", s.ID, err)
+	}
 	var entries []entry
 	if s.ClaudeSessionID != "" && s.ConfigDir != "" {
 		entries, err = read(s.ConfigDir, s.ClaudeSessionID, r.l.With("session_id", s.ID))
@@ -89,6 +95,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, s Session) (int, error) {
 			"text": strconv.Itoa(len(missing)) + " step(s) below were " + RecoveredNotice + "."})})
 	}
 	for _, e := range missing {
+		if id, ok := st.unstreamedText(e); ok {
+			// The page shows a reply's text where its stream began; a
+			// reply whose stream never reached the log gets its start.
+			add = append(add, appended{"stream_event", mustJSON(map[string]any{"type": "stream_event",
+				"parent_tool_use_id": nil, "parley_recovered": true, "session_id": s.ClaudeSessionID,
+				"event": map[string]any{"type": "message_start", "message": map[string]any{"id": id, "role": "assistant"}}})})
+		}
 		add = append(add, appended{e.Type, recoveredPayload(e, s.ClaudeSessionID)})
 		st.note(e)
 	}

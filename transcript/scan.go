@@ -9,9 +9,10 @@ import (
 
 // state is what the log already holds, as far as reconciling goes.
 type state struct {
-	last    int64           // the log's last seq
-	keys    map[string]bool // uuids, tool ids and message texts in the log
-	runOpen bool            // the last run_started has no run_ended after it
+	streamed map[string]bool // message ids with a message_start in the log
+	last     int64           // the log's last seq
+	keys     map[string]bool // uuids, tool ids and message texts in the log
+	runOpen  bool            // the last run_started has no run_ended after it
 	// streams are the main conversation's streamed messages in order, with
 	// their text so far; done are the message ids with an assistant event.
 	streams []stream
@@ -36,7 +37,7 @@ type message struct {
 
 // scan reads the log.
 func scan(evs []store.Event) *state {
-	st := &state{keys: map[string]bool{}, done: map[string]bool{}}
+	st := &state{keys: map[string]bool{}, done: map[string]bool{}, streamed: map[string]bool{}}
 	byID := map[string]*stream{}
 	var cur *stream
 	for _, ev := range evs {
@@ -75,6 +76,7 @@ func scan(evs []store.Event) *state {
 			}
 			switch {
 			case p.Event.Type == "message_start" && p.Event.Message.ID != "":
+				st.streamed[p.Event.Message.ID] = true
 				if byID[p.Event.Message.ID] == nil {
 					st.streams = append(st.streams, stream{id: p.Event.Message.ID})
 					byID[p.Event.Message.ID] = &st.streams[len(st.streams)-1]
@@ -176,4 +178,20 @@ func (st *state) cutOff() []json.RawMessage {
 				"content": []map[string]any{{"type": "text", "text": s.text.String()}}}}))
 	}
 	return out
+}
+
+// unstreamedText reports an assistant entry with text whose message never
+// started streaming in the log, and marks it started.
+func (st *state) unstreamedText(e entry) (string, bool) {
+	var m message
+	if e.Type != "assistant" || json.Unmarshal(e.Message, &m) != nil || m.ID == "" || st.streamed[m.ID] {
+		return "", false
+	}
+	for _, b := range m.Content {
+		if b.Type == "text" && b.Text != "" {
+			st.streamed[m.ID] = true
+			return m.ID, true
+		}
+	}
+	return "", false
 }

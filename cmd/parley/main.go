@@ -3,6 +3,7 @@
 //	parley serve         run the web server (applies migrations first)
 //	parley migrate       apply pending database migrations and exit
 //	parley mcp-askuser   the ask_user MCP server Claude spawns (not for people)
+//	parley run-guard     starts a run's claude so it never outlives Parley (not for people)
 //	parley fake-model    a scripted fake Anthropic API, to try Parley without a key
 //	parley user          add, list, re-password and remove accounts
 //	parley project       add and list projects
@@ -27,6 +28,10 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr)
 	stop()
+	var code exitStatus
+	if errors.As(err, &code) {
+		os.Exit(int(code))
+	}
 	if err != nil && !errors.Is(err, flag.ErrHelp) {
 		fmt.Fprintln(os.Stderr, "parley:", err)
 		os.Exit(1)
@@ -39,6 +44,7 @@ Usage:
   parley serve [flags]        run the web server (applies migrations first)
   parley migrate [flags]      apply pending database migrations and exit
   parley mcp-askuser          the ask_user MCP server that Claude spawns (reads ASK_USER_CONFIG)
+  parley run-guard -- CMD...  what Parley starts each run's claude under (ends it if Parley dies)
   parley fake-model [flags]   serve a scripted fake Anthropic Messages API (demo, no key needed)
   parley user add EMAIL [--admin] [--name NAME]
                               create an account (password from stdin or typed twice)
@@ -68,6 +74,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return migrate(ctx, args[1:], getenv, stdout, stderr)
 	case "mcp-askuser":
 		return mcpAskUser(ctx, getenv, stdin, stdout)
+	case "run-guard":
+		return runGuard(args[1:])
 	case "fake-model":
 		return fakeModel(ctx, args[1:], stderr)
 	case "user":

@@ -220,6 +220,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	if err != nil {
 		return err
 	}
+	rc.GuardExe = rc.SelfExe // no claude outlives this process (package guard)
 	// Logs are reconciled with Claude's transcripts before runs start and
 	// after a crash (see recoverLost).
 	rec := transcript.New(st, pub, log)

@@ -1,0 +1,17 @@
+package runner
+
+import "os/exec"
+
+// guard makes cmd start under `parley run-guard` (package guard): the
+// guard is the process Parley starts, leads the process group and carries
+// the parent-death signal, and when Parley dies it ends the whole group,
+// which the parent-death signal alone never reached (the CLI's MCP servers
+// and tool commands, a wrapper's child, bwrap's). It wraps whatever the
+// sandbox made of cmd (bwrap, a uid), so the guard runs with the run's uid.
+func (c Config) guard(cmd *exec.Cmd) {
+	if c.GuardExe == "" {
+		return
+	}
+	cmd.Args = append([]string{c.GuardExe, "run-guard", "--", cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = c.GuardExe
+}
