@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"parley/askuser"
 	"parley/runner"
 	"parley/runner/fakeapi"
 )
@@ -266,6 +269,56 @@ func TestFaultAnswerSavedThenParleyRestarted(t *testing.T) {
 	e.wantDelivered(s.ID, in.ID, runner.DeliveredNewTurn)
 	reqs := e.fake.Requests()
 	if got := userMentions(reqs[len(reqs)-1], "Orange"); got != 1 {
+		t.Errorf("the model was told the answer %d times, want once", got)
+	}
+}
+
+// TestAnswerAskedAgainGetsSavedAnswer: a relay client whose connection
+// broke after the answer was saved asks the same call again (same
+// tool_use id) while claude still waits: it gets the saved answer at once,
+// no second ask opens, and the answer is delivered once, as the tool's
+// result.
+func TestAnswerAskedAgainGetsSavedAnswer(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{
+		{ToolName: askTool, ToolInput: colourQuestion(false)},
+		{Text: "You chose: " + fakeapi.ToolResultPlaceholder},
+	}, envOptions{quiet: true})
+	s := e.newSession()
+	w := e.dial(s.ID, 0)
+	w.prompt("pick a colour")
+	in := e.waitInput(w, s.ID)
+	paths, _ := filepath.Glob(filepath.Join(e.runtimeDir(), "askuser-*.json"))
+	if len(paths) != 1 {
+		t.Fatalf("ask_user configs = %q, want one", paths)
+	}
+	cfg, err := askuser.LoadConfig(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := e.pidOf(s.ID)
+	if err := syscall.Kill(-pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	w.answer(in, map[string]any{"choice": "Green"})
+	w.waitFor(60*time.Second, "You answered: Green")
+	f := askuser.Single(askuser.Question{Question: "Which colour?", Options: []askuser.Option{{Label: "Blue"}, {Label: "Green"}}})
+	f.ToolUseID = e.fake.Requests()[0].ToolUseID
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	a, err := askuser.NewClient(cfg).Ask(ctx, f)
+	if err != nil || a.Status != askuser.StatusAnswered || len(a.Replies) != 1 || a.Replies[0].Selected[0] != "Green" {
+		t.Errorf("asking again got %+v, %v; want the saved answer Green", a, err)
+	}
+	if n := e.inputs(s.ID); n != 1 {
+		t.Errorf("%d asks in the session, want 1: asking again opened another", n)
+	}
+	if err := syscall.Kill(-pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	w.waitFor(60*time.Second, deliveredText, "You chose: User selected: Green")
+	e.wantDelivered(s.ID, in.ID, runner.DeliveredToolResult)
+	reqs := e.fake.Requests()
+	if got := userMentions(reqs[len(reqs)-1], "Green"); got != 1 {
 		t.Errorf("the model was told the answer %d times, want once", got)
 	}
 }
