@@ -203,8 +203,6 @@ func lastIndexOf(list []string, s string) int {
 	return -1
 }
 
-
-
 // TestFaultControlAnswerSavedThenClaudeKilled is the fault on the stdin
 // channel: an AskUserQuestion answered while claude is frozen (the
 // control_response sits unread in the pipe), then claude is killed. The
