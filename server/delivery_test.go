@@ -93,6 +93,7 @@ func TestAnswerDeliveredAsToolResult(t *testing.T) {
 	w.waitFor(60*time.Second, "Done: Your questions have been answered")
 	e.wantDelivered(s.ID, in.ID, runner.DeliveredToolResult)
 	e.wantDelivered(s.ID, in2.ID, runner.DeliveredToolResult)
+	e.logDeliveryGap(s.ID)
 	// A reloaded page shows the same lines.
 	e.dial(s.ID, 0).waitFor(30*time.Second, `hx-swap-oob="innerHTML:#ask-`+in2.ID+`-delivery"`, deliveredText)
 }
@@ -318,5 +319,26 @@ func TestAnswerAskedAgainGetsSavedAnswer(t *testing.T) {
 	reqs := e.fake.Requests()
 	if got := userMentions(reqs[len(reqs)-1], "Green"); got != 1 {
 		t.Errorf("the model was told the answer %d times, want once", got)
+	}
+}
+
+// logDeliveryGap logs, for each answer of the session, the time from the
+// answer's event (input_resolved) to its delivery's (input_delivered): how
+// long the card waits for the CLI's tool result. A figure, not a check.
+func (e *env) logDeliveryGap(sessionID string) {
+	e.t.Helper()
+	evs, _ := e.st.EventsAfter(e.t.Context(), sessionID, 0, 0)
+	resolved := map[string]time.Time{}
+	for _, ev := range evs {
+		var p struct {
+			InputID string `json:"input_id"`
+		}
+		_ = json.Unmarshal(ev.Payload, &p)
+		switch ev.Type {
+		case runner.TypeInputResolved:
+			resolved[p.InputID] = ev.CreatedAt
+		case runner.TypeInputDelivered:
+			e.t.Logf("input %s: answer saved → delivered in %s", p.InputID, ev.CreatedAt.Sub(resolved[p.InputID]).Round(time.Millisecond))
+		}
 	}
 }
