@@ -342,3 +342,39 @@ func (e *env) logDeliveryGap(sessionID string) {
 		}
 	}
 }
+
+// TestOwedAnswerTheCLIHadIsNotSentAgain: Parley died after the CLI took an
+// answer but before Parley recorded the delivery (simulated by clearing
+// it). The next run finds the tool's result in the CLI's transcript, marks
+// the answer delivered as the tool's result and sends no new turn.
+func TestOwedAnswerTheCLIHadIsNotSentAgain(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{
+		{ToolName: askTool, ToolInput: colourQuestion(false)},
+		{Text: "You chose: " + fakeapi.ToolResultPlaceholder},
+	}, envOptions{quiet: true})
+	s := e.newSession()
+	w := e.dial(s.ID, 0)
+	w.prompt("pick a colour")
+	in := e.waitInput(w, s.ID)
+	w.answer(in, map[string]any{"choice": "Blue"})
+	w.waitFor(60*time.Second, "You chose: User selected: Blue")
+	e.waitTranscript(s, "User selected: Blue")
+	e.sup.Stop(s.ID)
+	var id string
+	e.queryRow(`UPDATE inputs SET delivered_at = NULL, delivered_how = NULL WHERE id = $1 RETURNING id::text`, []any{in.ID}, &id)
+	requests := len(e.fake.Requests())
+	e.sup.DeliverOwed([]string{s.ID}, e.srv.SessionStarter)
+	w.waitFor(60*time.Second, `innerHTML:#ask-`+in.ID+`-delivery`, deliveredText)
+	if got := e.deliveries(s.ID, in.ID); len(got) != 2 || got[1] != runner.DeliveredToolResult {
+		t.Errorf("deliveries = %q, want the second one as the tool's result too", got)
+	}
+	if owed, _ := e.st.UndeliveredInputs(t.Context(), s.ID); len(owed) != 0 {
+		t.Errorf("%d answers still owed", len(owed))
+	}
+	if n := count(e.eventTypes(s.ID), "prompt"); n != 1 {
+		t.Errorf("%d prompts in the log, want 1: the answer was sent again", n)
+	}
+	if got := len(e.fake.Requests()); got != requests {
+		t.Errorf("the model got %d more requests, want none", got-requests)
+	}
+}
