@@ -14,9 +14,9 @@ import (
 // goes through the same path as an answer from a page: the same access
 // check, and the supervisor's exactly-once resolution, so it reaches the
 // live claude process or resumes the session, through the cluster on the
-// replica that owns the session. Every replica listens and applies each
-// request; the exactly-once resolution lets one succeed, and the command
-// takes that result (store.RequestAnswer).
+// replica that owns the session. Every replica listens, and the command
+// names the one to apply it: the session's owner, else any live replica
+// (store.RequestAnswer); the exactly-once resolution still holds.
 func (s *Server) ListenAnswers(ctx context.Context) error {
 	s.st.ListenAnswers(ctx, s.remoteAnswer, func(err error) { s.log.Error("answers from terminals", "err", err) })
 	return nil
@@ -51,7 +51,7 @@ func (s *Server) remoteAnswer(ctx context.Context, req store.AnswerRequest) stor
 	if err := json.Unmarshal(req.Response, &resp); err != nil {
 		return fail("Parley could not read that answer.")
 	}
-	resp.By = v.Name
+	resp.By, resp.ByID = v.Name, v.ID
 	err = s.runs.Answer(ctx, sess.ID, s.starter(sess), in.ID, resp)
 	if errors.Is(err, runner.ErrRunEnded) || errors.Is(err, runner.ErrNotPending) || errors.Is(err, runner.ErrNotFound) {
 		err = s.whyClosed(ctx, sess.ID, in.ID)

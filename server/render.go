@@ -120,7 +120,7 @@ func (r *renderer) components(e store.Event) []templ.Component {
 	case "stream_event":
 		return r.stream(e.Payload)
 	case "assistant":
-		return r.assistant(e.Payload)
+		return append(r.assistant(e.Payload), cutOffMark(e)...)
 	case "user":
 		return toolResults(e.Payload)
 	case "result":
