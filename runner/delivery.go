@@ -153,6 +153,8 @@ func (r *Run) markDelivered(ctx context.Context, id, how string) {
 		return
 	}
 	e := r.event(TypeInputDelivered, payload)
+	// Waits out a database outage: an answer sent as a turn and not marked
+	// would be sent again by the next run.
 	err = r.persist(ctx, func(ctx context.Context) error { return dj.MarkDelivered(ctx, id, how, e) }, r.seqCommitted(e.Seq, e.Seq))
 	if err != nil {
 		if !errors.Is(err, ErrDelivered) {

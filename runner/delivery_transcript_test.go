@@ -4,11 +4,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
 func TestTranscriptHasResult(t *testing.T) {
 	dir := t.TempDir()
+	const sid = "5f0c2a9e-3b1d-4c7a-9e2f-1a2b3c4d5e6f"
 	proj := filepath.Join(dir, "projects", "-work-ws")
 	if err := os.MkdirAll(proj, 0o700); err != nil {
 		t.Fatal(err)
@@ -21,7 +23,7 @@ func TestTranscriptHasResult(t *testing.T) {
 		`{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_ok","type":"tool_result","content":"User selected: Blue"}]}}`,
 		`{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_err","type":"tool_result","is_error":true,"content":"ask_user could not reach the user"}]}}`,
 	}
-	if err := os.WriteFile(filepath.Join(proj, "sess.jsonl"), []byte(strings.Join(lines, "\n")), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(proj, sid+".jsonl"), []byte(strings.Join(lines, "\n")), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
@@ -36,12 +38,18 @@ func TestTranscriptHasResult(t *testing.T) {
 		{"no tool_use id", AskPayload{Source: SourceAskUser}, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := transcriptHasResult(dir, "sess", tt.p); got != tt.want {
+			if got := transcriptHasResult(dir, sid, tt.p); got != tt.want {
 				t.Errorf("transcriptHasResult = %v, want %v", got, tt.want)
 			}
 		})
 	}
-	if transcriptHasResult(dir, "other", AskPayload{ToolUseID: "toolu_ok"}) {
+	if err := syscall.Mkfifo(filepath.Join(proj, "9d3c1e2a-0000-4000-8000-000000000000.jsonl"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if transcriptHasResult(dir, "9d3c1e2a-0000-4000-8000-000000000000", AskPayload{ToolUseID: "toolu_ok"}) {
+		t.Error("read a FIFO as a transcript")
+	}
+	if transcriptHasResult(dir, "0b7d6c1e-0000-4000-8000-000000000000", AskPayload{ToolUseID: "toolu_ok"}) {
 		t.Error("found a result in another session's transcript")
 	}
 }

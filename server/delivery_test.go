@@ -1,7 +1,9 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -10,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"parley/askuser"
 	"parley/runner"
 	"parley/runner/fakeapi"
 )
@@ -90,6 +93,7 @@ func TestAnswerDeliveredAsToolResult(t *testing.T) {
 	w.waitFor(60*time.Second, "Done: Your questions have been answered")
 	e.wantDelivered(s.ID, in.ID, runner.DeliveredToolResult)
 	e.wantDelivered(s.ID, in2.ID, runner.DeliveredToolResult)
+	e.logDeliveryGap(s.ID)
 	// A reloaded page shows the same lines.
 	e.dial(s.ID, 0).waitFor(30*time.Second, `hx-swap-oob="innerHTML:#ask-`+in2.ID+`-delivery"`, deliveredText)
 }
@@ -200,8 +204,6 @@ func lastIndexOf(list []string, s string) int {
 	return -1
 }
 
-
-
 // TestFaultControlAnswerSavedThenClaudeKilled is the fault on the stdin
 // channel: an AskUserQuestion answered while claude is frozen (the
 // control_response sits unread in the pipe), then claude is killed. The
@@ -267,5 +269,112 @@ func TestFaultAnswerSavedThenParleyRestarted(t *testing.T) {
 	reqs := e.fake.Requests()
 	if got := userMentions(reqs[len(reqs)-1], "Orange"); got != 1 {
 		t.Errorf("the model was told the answer %d times, want once", got)
+	}
+}
+
+// TestAnswerAskedAgainGetsSavedAnswer: a relay client whose connection
+// broke after the answer was saved asks the same call again (same
+// tool_use id) while claude still waits: it gets the saved answer at once,
+// no second ask opens, and the answer is delivered once, as the tool's
+// result.
+func TestAnswerAskedAgainGetsSavedAnswer(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{
+		{ToolName: askTool, ToolInput: colourQuestion(false)},
+		{Text: "You chose: " + fakeapi.ToolResultPlaceholder},
+	}, envOptions{quiet: true})
+	s := e.newSession()
+	w := e.dial(s.ID, 0)
+	w.prompt("pick a colour")
+	in := e.waitInput(w, s.ID)
+	paths, _ := filepath.Glob(filepath.Join(e.runtimeDir(), "askuser-*.json"))
+	if len(paths) != 1 {
+		t.Fatalf("ask_user configs = %q, want one", paths)
+	}
+	cfg, err := askuser.LoadConfig(paths[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid := e.pidOf(s.ID)
+	if err := syscall.Kill(-pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	w.answer(in, map[string]any{"choice": "Green"})
+	w.waitFor(60*time.Second, "You answered: Green")
+	f := askuser.Single(askuser.Question{Question: "Which colour?", Options: []askuser.Option{{Label: "Blue"}, {Label: "Green"}}})
+	f.ToolUseID = e.fake.Requests()[0].ToolUseID
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	a, err := askuser.NewClient(cfg).Ask(ctx, f)
+	if err != nil || a.Status != askuser.StatusAnswered || len(a.Replies) != 1 || a.Replies[0].Selected[0] != "Green" {
+		t.Errorf("asking again got %+v, %v; want the saved answer Green", a, err)
+	}
+	if n := e.inputs(s.ID); n != 1 {
+		t.Errorf("%d asks in the session, want 1: asking again opened another", n)
+	}
+	if err := syscall.Kill(-pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	w.waitFor(60*time.Second, deliveredText, "You chose: User selected: Green")
+	e.wantDelivered(s.ID, in.ID, runner.DeliveredToolResult)
+	reqs := e.fake.Requests()
+	if got := userMentions(reqs[len(reqs)-1], "Green"); got != 1 {
+		t.Errorf("the model was told the answer %d times, want once", got)
+	}
+}
+
+// logDeliveryGap logs, for each answer of the session, the time from the
+// answer's event (input_resolved) to its delivery's (input_delivered): how
+// long the card waits for the CLI's tool result. A figure, not a check.
+func (e *env) logDeliveryGap(sessionID string) {
+	e.t.Helper()
+	evs, _ := e.st.EventsAfter(e.t.Context(), sessionID, 0, 0)
+	resolved := map[string]time.Time{}
+	for _, ev := range evs {
+		var p struct {
+			InputID string `json:"input_id"`
+		}
+		_ = json.Unmarshal(ev.Payload, &p)
+		switch ev.Type {
+		case runner.TypeInputResolved:
+			resolved[p.InputID] = ev.CreatedAt
+		case runner.TypeInputDelivered:
+			e.t.Logf("input %s: answer saved → delivered in %s", p.InputID, ev.CreatedAt.Sub(resolved[p.InputID]).Round(time.Millisecond))
+		}
+	}
+}
+
+// TestOwedAnswerTheCLIHadIsNotSentAgain: Parley died after the CLI took an
+// answer but before Parley recorded the delivery (simulated by clearing
+// it). The next run finds the tool's result in the CLI's transcript, marks
+// the answer delivered as the tool's result and sends no new turn.
+func TestOwedAnswerTheCLIHadIsNotSentAgain(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{
+		{ToolName: askTool, ToolInput: colourQuestion(false)},
+		{Text: "You chose: " + fakeapi.ToolResultPlaceholder},
+	}, envOptions{quiet: true})
+	s := e.newSession()
+	w := e.dial(s.ID, 0)
+	w.prompt("pick a colour")
+	in := e.waitInput(w, s.ID)
+	w.answer(in, map[string]any{"choice": "Blue"})
+	w.waitFor(60*time.Second, "You chose: User selected: Blue")
+	e.waitTranscript(s, "User selected: Blue")
+	e.sup.Stop(s.ID)
+	var id string
+	e.queryRow(`UPDATE inputs SET delivered_at = NULL, delivered_how = NULL WHERE id = $1 RETURNING id::text`, []any{in.ID}, &id)
+	requests := len(e.fake.Requests())
+	e.sup.DeliverOwed([]string{s.ID}, e.srv.SessionStarter)
+	w.waitFor(60*time.Second, `innerHTML:#ask-`+in.ID+`-delivery`, deliveredText)
+	if got := e.deliveries(s.ID, in.ID); len(got) != 2 || got[1] != runner.DeliveredToolResult {
+		t.Errorf("deliveries = %q, want the second one as the tool's result too", got)
+	}
+	if owed, _ := e.st.UndeliveredInputs(t.Context(), s.ID); len(owed) != 0 {
+		t.Errorf("%d answers still owed", len(owed))
+	}
+	if n := count(e.eventTypes(s.ID), "prompt"); n != 1 {
+		t.Errorf("%d prompts in the log, want 1: the answer was sent again", n)
+	}
+	if got := len(e.fake.Requests()); got != requests {
+		t.Errorf("the model got %d more requests, want none", got-requests)
 	}
 }
