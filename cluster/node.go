@@ -48,6 +48,9 @@ type Deps struct {
 	// requests forwarded by other replicas.
 	Starter func(sessionID string) runner.Starter
 	Log     *slog.Logger
+	// Local shows other replicas' viewers and signals to this replica's
+	// browsers; nil = nobody (signal.go).
+	Local Local
 	// TakenOver is told how many sessions a takeover moved; nil = nobody.
 	TakenOver func(sessions int)
 }
@@ -62,6 +65,9 @@ type Node struct {
 	waiters  map[int64]waiter // forwarded requests awaiting their reply
 	projects map[string]int64 // session → project, for re-published events
 	wg       sync.WaitGroup   // requests being carried out for other replicas
+	// outbox holds the viewer lists to signal, by session (signal.go).
+	outbox     map[string]viewers
+	outboxKick chan struct{}
 }
 
 type waiter struct {
@@ -81,7 +87,7 @@ func New(cfg Config, d Deps) *Node {
 		d.TakenOver = func(int) {}
 	}
 	return &Node{cfg: cfg, Deps: d, id: d.Store.Replica(), waiters: map[int64]waiter{},
-		projects: map[string]int64{}}
+		projects: map[string]int64{}, outbox: map[string]viewers{}, outboxKick: make(chan struct{}, 1)}
 }
 
 // ID is this replica's id.
@@ -137,35 +143,62 @@ func (n *Node) checkShared(ctx context.Context) error {
 }
 
 // Run keeps the replica's row alive, takes over lapsed replicas and
-// serves notifications until ctx ends.
+// serves notifications until ctx ends. A lost LISTEN connection (the
+// database restarting or away) is opened again with a capped backoff: a
+// database outage does not end the replica.
 func (n *Node) Run(ctx context.Context) error {
-	ready := make(chan struct{})
 	errc := make(chan error, 1)
-	go func() {
-		errc <- n.Store.Listen(ctx, []string{store.EventsChannel, store.RequestsChannel, store.RepliesChannel},
-			func() { close(ready) }, n.notified)
-	}()
+	listen := func() {
+		go func() {
+			errc <- n.Store.Listen(ctx, []string{store.EventsChannel, store.RequestsChannel, store.RepliesChannel,
+				store.HandoverChannel, store.SignalsChannel},
+				func() {}, n.notified)
+		}()
+	}
+	listen()
+	listening := true
+	var relisten <-chan time.Time
+	wait := relistenFirst
+	vctx, stopViewers := context.WithCancel(ctx)
+	defer stopViewers()
+	n.wg.Go(func() { n.sendViewers(vctx) })
 	// The heartbeat is a lease renewal on a deadline, not a poll for work:
 	// work arrives by NOTIFY.
 	beat := time.NewTicker(n.cfg.TTL / 3)
 	defer beat.Stop()
+	n.deliverOwed(ctx) // after a crash: answers saved that Claude never got
 	for {
 		select {
 		case <-beat.C:
 			n.heartbeat(ctx)
 		case err := <-errc:
-			n.wg.Wait()
+			listening = false
 			if ctx.Err() != nil {
+				n.wg.Wait()
 				return nil
 			}
-			return fmt.Errorf("cluster notifications: %w", err)
+			n.Log.Warn("cluster notifications lost; listening again", "err", err, "in", wait)
+			relisten = time.After(wait)
+			wait = min(wait*2, relistenMax)
+		case <-relisten:
+			relisten, listening = nil, true
+			listen()
 		case <-ctx.Done():
-			err := <-errc
+			var err error
+			if listening {
+				err = <-errc
+			}
 			n.wg.Wait()
 			return err
 		}
 	}
 }
+
+// The backoff of listening again after the LISTEN connection was lost.
+const (
+	relistenFirst = 100 * time.Millisecond
+	relistenMax   = 5 * time.Second
+)
 
 func (n *Node) heartbeat(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, n.cfg.TTL/3)
@@ -187,7 +220,11 @@ func (n *Node) heartbeat(ctx context.Context) {
 		n.Log.Info("replicas stopped; their sessions are free for any replica", "replicas", dead, "sessions", sessions)
 		n.TakenOver(sessions)
 		n.ownersGone(dead)
+		n.deliverOwed(ctx)
 		n.sweepLapsed(dead)
+		for _, id := range dead {
+			n.local().RemoteViewers(id, "", nil, false)
+		}
 	}
 }
 
@@ -196,6 +233,7 @@ func (n *Node) heartbeat(ctx context.Context) {
 // replica takes each session on its next message.
 func (n *Node) Leave(ctx context.Context) error {
 	n.Supervisor.Shutdown()
+	n.signal(ctx, signal{Kind: sigGone})
 	_ = os.Remove(filepath.Join(n.markerDir(), n.id))
 	return n.Store.LeaveCluster(ctx)
 }

@@ -76,7 +76,10 @@ func (n *Node) route(ctx context.Context, sessionID string, acquire bool, kind s
 		case owner == "":
 			return runner.ErrRunEnded
 		case owner == n.id:
-			return local()
+			if err = local(); !n.drained(ctx, sessionID, err) {
+				return err
+			}
+			continue // leased to another replica next time
 		}
 		if err = n.forward(ctx, owner, sessionID, kind, payload); !errors.Is(err, errOwnerGone) {
 			return err
@@ -191,6 +194,11 @@ func (n *Node) notified(channel, payload string) {
 			n.wg.Add(1)
 			go func() { defer n.wg.Done(); n.serveRequest(id) }()
 		}
+	case store.SignalsChannel:
+		n.signalled(payload)
+	case store.HandoverChannel:
+		n.wg.Add(1)
+		go func() { defer n.wg.Done(); n.handedOver(payload) }()
 	case store.RepliesChannel:
 		if id, err := strconv.ParseInt(payload, 10, 64); err == nil {
 			n.mu.Lock()

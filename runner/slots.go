@@ -37,6 +37,8 @@ type waiter struct {
 	sessionID string
 	start     Starter
 	jobs      []func(context.Context, *Run) error // appended under slots.mu while in line
+	turns     []QueuedTurn                        // the prompts among jobs, for a drain to move
+	dropped   bool                                // a drain emptied the line: do nothing
 	granted   chan struct{}                       // closed when a slot is handed to it
 }
 
@@ -66,16 +68,18 @@ func (q *slots) release() {
 
 // enqueue puts job in line for sessionID: with the session's waiter when
 // it is already in line (isNew false), else with a new one.
-func (q *slots) enqueue(sessionID string, start Starter, job func(context.Context, *Run) error) (w *waiter, isNew bool) {
+func (q *slots) enqueue(sessionID string, start Starter, job func(context.Context, *Run) error, turn *QueuedTurn) (w *waiter, isNew bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, w := range q.waiting {
 		if w.sessionID == sessionID {
 			w.jobs = append(w.jobs, job)
+			w.addTurn(turn)
 			return w, false
 		}
 	}
 	w = &waiter{sessionID: sessionID, start: start, jobs: []func(context.Context, *Run) error{job}, granted: make(chan struct{})}
+	w.addTurn(turn)
 	if q.max <= 0 || (q.used < q.max && len(q.waiting) == 0) {
 		q.used++ // a slot came free since tryAcquire
 		close(w.granted)
@@ -154,14 +158,21 @@ func (s *Supervisor) announce(before []string) {
 // enqueue puts f in line for the session and returns at once: the page
 // shows the session's place, and f runs once a slot is free. An idle run
 // is asked to end so that one is.
-func (s *Supervisor) enqueue(sessionID string, start Starter, f func(context.Context, *Run) error) error {
+func (s *Supervisor) enqueue(ctx context.Context, sessionID string, start Starter, f func(context.Context, *Run) error) error {
 	s.mu.Lock()
-	closed := s.closed
+	closed, draining := s.closed, s.draining
 	s.mu.Unlock()
 	if closed {
 		return errors.New("parley is shutting down")
 	}
-	w, isNew := s.slots.enqueue(sessionID, start, f)
+	if draining {
+		return ErrDraining
+	}
+	var turn *QueuedTurn
+	if t, ok := ctx.Value(queuedTurnKey{}).(QueuedTurn); ok {
+		turn = &t
+	}
+	w, isNew := s.slots.enqueue(sessionID, start, f, turn)
 	if !isNew {
 		return nil
 	}
@@ -183,6 +194,12 @@ func (s *Supervisor) serveWaiter(w *waiter) {
 	select {
 	case <-w.granted:
 	case <-s.ctx.Done():
+		return
+	}
+	s.slots.mu.Lock()
+	dropped := w.dropped
+	s.slots.mu.Unlock()
+	if dropped {
 		return
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
@@ -256,6 +273,7 @@ func (r *Run) yieldSlot(why string) {
 // and it has done some work: a run just started for a waiting message is
 // not idle). An idle run yields its slot at once when sessions wait.
 func (r *Run) markIdle() {
+	r.noteActivity()
 	idle := r.worked && !r.stopping && r.turns == 0 && r.attachedAsks() == 0
 	switch {
 	case !idle:
@@ -273,4 +291,6 @@ type idleState struct {
 	reaping       atomic.Bool  // a reapCmd is on its way
 	worked        bool         // owned by the loop: a turn or answer was handled
 	othersWaiting func() bool  // sessions wait for a slot
+	activity      atomic.Int32 // what the run is doing, for a drain (drain.go)
+	stateChanged  func()       // told when activity changes; may be nil
 }

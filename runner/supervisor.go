@@ -25,6 +25,7 @@ type Supervisor struct {
 	runEnded   func()        // told after each run ends (may be nil)
 	slots      *slots        // the cap on live processes and the line for it
 	queueObs   QueueObserver // nil: nobody is told about the line
+	recoverer  Recoverer     // nil: logs are not reconciled at start
 
 	ctx  context.Context // the server's lifetime; runs are its children
 	mu   sync.Mutex
@@ -34,6 +35,7 @@ type Supervisor struct {
 	starting map[string]chan struct{}
 	wg       sync.WaitGroup
 	closed   bool
+	drain    // graceful shutdown (drain.go)
 }
 
 // Deps are a Supervisor's collaborators.
@@ -51,6 +53,9 @@ type Deps struct {
 	// needs a process when all are taken waits in line (see slots.go).
 	MaxRuns int
 	Queue   QueueObserver // hears where waiting sessions stand; may be nil
+	// Recover, if set, reconciles a session's log before each run of it
+	// starts (recover.go).
+	Recover Recoverer
 }
 
 // NewSupervisor returns a Supervisor whose runs live until ctx ends or
@@ -58,7 +63,8 @@ type Deps struct {
 func NewSupervisor(ctx context.Context, d Deps) *Supervisor {
 	return &Supervisor{cfg: d.Config, journal: d.Journal, pub: d.Publisher, broker: d.Broker,
 		log: d.Log, runtimeDir: d.RuntimeDir, runEnded: d.RunEnded, ctx: ctx, runs: map[string]*Run{},
-		slots: &slots{max: d.MaxRuns}, queueObs: d.Queue, starting: map[string]chan struct{}{}}
+		slots: &slots{max: d.MaxRuns}, queueObs: d.Queue, starting: map[string]chan struct{}{},
+		drain: drain{kick: make(chan struct{}, 1)}, recoverer: d.Recover}
 }
 
 // Options are the per-session settings of a new run.
@@ -116,6 +122,8 @@ func With(o Options) Starter {
 // Prompt sends a user turn to the session's live process, starting one
 // when there is none.
 func (s *Supervisor) Prompt(ctx context.Context, sessionID string, start Starter, text, by string) error {
+	// A turn that waits in line says what it is, so a drain can move it.
+	ctx = context.WithValue(ctx, queuedTurnKey{}, QueuedTurn{Text: text, By: by})
 	return s.withRun(ctx, sessionID, start, func(ctx context.Context, r *Run) error {
 		reply := make(chan error, 1)
 		return r.send(ctx, turnCmd{text: text, by: by, reply: reply}, reply)
@@ -130,7 +138,7 @@ func (s *Supervisor) Prompt(ctx context.Context, sessionID string, start Starter
 func (s *Supervisor) withRun(ctx context.Context, sessionID string, start Starter, f func(context.Context, *Run) error) error {
 	r, err := s.ensure(ctx, sessionID, start)
 	if errors.Is(err, errNoSlot) {
-		return s.enqueue(sessionID, start, f)
+		return s.enqueue(ctx, sessionID, start, f)
 	}
 	if err != nil {
 		return err
@@ -145,7 +153,7 @@ func (s *Supervisor) withRun(ctx context.Context, sessionID string, start Starte
 		return ctx.Err()
 	}
 	if r, err = s.ensure(ctx, sessionID, start); errors.Is(err, errNoSlot) {
-		return s.enqueue(sessionID, start, f)
+		return s.enqueue(ctx, sessionID, start, f)
 	} else if err != nil {
 		return err
 	}
@@ -238,6 +246,10 @@ func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter
 				s.mu.Unlock()
 				return nil, errors.New("parley is shutting down")
 			}
+			if s.draining {
+				s.mu.Unlock()
+				return nil, ErrDraining
+			}
 			if !s.slots.tryAcquire() {
 				s.mu.Unlock()
 				return nil, errNoSlot
@@ -281,6 +293,7 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 	// The log's last seq is read here, after the previous run of the
 	// session has left the map (it does so only once its last event is
 	// written), so the new run continues the log exactly.
+	s.reconcile(s.ctx, o.Spec)
 	lctx, lcancel := context.WithTimeout(s.ctx, writeTimeout)
 	last, err := s.journal.LastSeq(lctx, o.SessionID)
 	lcancel()
@@ -297,6 +310,7 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 		outcome: map[bool]string{true: StatusEnded, false: "idle"}[o.Resume]}
 	r.log = s.log.With("session_id", o.SessionID)
 	r.othersWaiting = func() bool { return s.slots.queued() > 0 }
+	r.stateChanged = s.kickDrain
 	var unregister func()
 	if o.RelayURL != "" {
 		token := askuser.NewToken()
@@ -363,6 +377,9 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 			s.wg.Add(1)
 			go func() { defer s.wg.Done(); s.startFresh(o, r.unconfirmed) }()
 		}
+		if r.OwesAnswers() {
+			s.resumeToDeliver(o)
+		}
 	}
 	// Shutdown cancels what is in the map; a run that lands there after
 	// it began is cancelled here.
@@ -422,8 +439,10 @@ func (r *Run) Ask(ctx context.Context, f askuser.Form) (askuser.Answer, error) {
 // finish records the end of the run. It runs on the loop goroutine, with a
 // fresh context because the run's own may already be cancelled.
 func (r *Run) finish(x exitInfo) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	// Unbounded: its writes wait out a database outage (persist), and give
+	// up only once the run is being stopped.
+	ctx := context.Background()
+	r.settleDeliveries(ctx, !x.stopped)
 	// Open asks outlive the process: they stay on the page, and an answer
 	// resumes the session and arrives as the next turn.
 	ids := make([]string, 0, len(r.pending))
@@ -432,7 +451,7 @@ func (r *Run) finish(x exitInfo) {
 	}
 	r.detach(ctx, ids, "the Claude process ended")
 	close(r.writes)
-	if err := r.journal.RunEnded(ctx, r.id, x.code, x.reason); err != nil {
+	if err := r.persist(ctx, func(ctx context.Context) error { return r.journal.RunEnded(ctx, r.id, x.code, x.reason) }, nil); err != nil {
 		r.log.Error("record run end", "err", err)
 	}
 	status := StatusEnded

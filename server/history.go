@@ -74,7 +74,7 @@ func (s *Server) handleSessionArchive() http.Handler {
 			return
 		}
 		if archive {
-			s.sup.Stop(sess.ID) // an archived session keeps no process
+			s.stops.StopSession(r.Context(), sess.ID) // an archived session keeps no process, on any replica
 		}
 		http.Redirect(w, r, historyPath(sess.ProjectID), http.StatusSeeOther)
 	})

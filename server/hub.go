@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/gorilla/websocket"
 )
 
 // presenceDelay gathers the joins and leaves of a moment into one presence
@@ -28,6 +30,9 @@ type Frame struct {
 	Born time.Time
 	// Kind is the event type, for metrics.
 	Kind string
+	// prep is the message a socket sends for this frame alone, made once
+	// for all of them (prepared.go).
+	prep *websocket.PreparedMessage
 }
 
 // subBuffer is how many frames a browser may fall behind before it is
@@ -41,6 +46,9 @@ type Subscription struct {
 	c         chan Frame
 	sessionID string
 	viewer    string // who is watching, for presence; "" = not shown
+	// Recheck says the viewer's access should be checked again now.
+	Recheck <-chan struct{}
+	recheck chan struct{}
 }
 
 type published struct {
@@ -53,76 +61,121 @@ type published struct {
 type Hub struct {
 	// Presence renders the "who is here" frame sent to a session's
 	// subscribers whenever one joins or leaves; nil sends none.
-	Presence    func(names []string) Frame
+	Presence func(names []string) Frame
+	// Announce, if set, is told the viewers of a session on this replica
+	// after they changed (gathered like presence frames); first says the
+	// session had none here before. It runs on the hub's goroutine and
+	// must not block (see hub_cluster.go).
+	Announce    func(sessionID string, names []string, first bool)
 	subscribe   chan *Subscription
 	unsubscribe chan *Subscription
 	publish     chan published
+	control     chan func(*hubState)
 	done        chan struct{}
 }
 
 // NewHub returns a Hub; Run must be running for it to deliver.
 func NewHub() *Hub {
 	return &Hub{Presence: presenceFrame, subscribe: make(chan *Subscription), unsubscribe: make(chan *Subscription),
-		publish: make(chan published, 1024), done: make(chan struct{})}
+		publish: make(chan published, 1024), control: make(chan func(*hubState), 64), done: make(chan struct{})}
+}
+
+// hubState is what the hub's goroutine owns: nothing else touches it.
+type hubState struct {
+	h    *Hub
+	subs map[string]map[*Subscription]struct{}
+	// remote holds the viewers of sessions on other replicas, by session
+	// and replica (hub_cluster.go).
+	remote map[string]map[string][]string
+	// dirty sessions get a presence frame when the timer fires; local ones
+	// are also announced to the other replicas (first: none were here).
+	dirty map[string]bool
+	local map[string]bool
+	first map[string]bool
+	timer *time.Timer
+	armed bool
+}
+
+// drop ends a subscription: its channel closes.
+func (st *hubState) drop(s *Subscription) {
+	if set, ok := st.subs[s.sessionID]; ok {
+		if _, ok := set[s]; ok {
+			delete(set, s)
+			close(s.c)
+			if len(set) == 0 {
+				delete(st.subs, s.sessionID)
+			}
+			st.changed(s.sessionID, true)
+		}
+	}
+}
+
+// changed marks the session's presence for the next frame; the timer is
+// armed by the first change after a send.
+func (st *hubState) changed(sessionID string, local bool) {
+	st.dirty[sessionID] = true
+	if local {
+		st.local[sessionID] = true
+	}
+	if !st.armed {
+		st.timer.Reset(presenceDelay)
+		st.armed = true
+	}
+}
+
+// deliver hands f to every subscriber of topic; a slow browser is dropped,
+// never waited for.
+func (st *hubState) deliver(topic string, f Frame) {
+	for s := range st.subs[topic] {
+		select {
+		case s.c <- f:
+		default:
+			st.drop(s)
+		}
+	}
+}
+
+// flushPresence sends the gathered presence changes.
+func (st *hubState) flushPresence() {
+	st.armed = false
+	ids := slices.Collect(maps.Keys(st.dirty))
+	clear(st.dirty)
+	for _, id := range ids {
+		names := st.viewers(st.subs[id])
+		if st.local[id] && st.h.Announce != nil && isSessionTopic(id) {
+			st.h.Announce(id, names, st.first[id])
+		}
+		st.h.sendPresence(st, id, append(names, st.remoteNames(id)...))
+	}
+	clear(st.local)
+	clear(st.first)
 }
 
 // Run delivers frames until ctx ends.
 func (h *Hub) Run(ctx context.Context) error {
 	defer close(h.done)
-	subs := map[string]map[*Subscription]struct{}{}
-	drop := func(s *Subscription) {
-		if set, ok := subs[s.sessionID]; ok {
-			if _, ok := set[s]; ok {
-				delete(set, s)
-				close(s.c)
-				if len(set) == 0 {
-					delete(subs, s.sessionID)
-				}
-			}
-		}
-	}
-	// Presence is sent for the sessions whose viewers changed, once the
-	// timer fires; the timer is armed by the first change after a send.
-	dirty := map[string]bool{}
-	presence := time.NewTimer(presenceDelay)
-	presence.Stop()
-	armed := false
-	changed := func(sessionID string) {
-		dirty[sessionID] = true
-		if !armed {
-			presence.Reset(presenceDelay)
-			armed = true
-		}
-	}
+	st := &hubState{h: h, subs: map[string]map[*Subscription]struct{}{}, remote: map[string]map[string][]string{},
+		dirty: map[string]bool{}, local: map[string]bool{}, first: map[string]bool{}, timer: time.NewTimer(presenceDelay)}
+	st.timer.Stop()
 	for {
 		select {
 		case s := <-h.subscribe:
-			if subs[s.sessionID] == nil {
-				subs[s.sessionID] = map[*Subscription]struct{}{}
+			if st.subs[s.sessionID] == nil {
+				st.subs[s.sessionID] = map[*Subscription]struct{}{}
+				st.first[s.sessionID] = true
 			}
-			subs[s.sessionID][s] = struct{}{}
-			changed(s.sessionID)
+			st.subs[s.sessionID][s] = struct{}{}
+			st.changed(s.sessionID, true)
 		case s := <-h.unsubscribe:
-			drop(s)
-			changed(s.sessionID)
+			st.drop(s)
 		case p := <-h.publish:
-			for s := range subs[p.sessionID] {
-				select {
-				case s.c <- p.f:
-				default: // a slow browser is dropped, never waited for
-					drop(s)
-					changed(s.sessionID)
-				}
-			}
-		case <-presence.C:
-			armed = false
-			ids := slices.Collect(maps.Keys(dirty))
-			clear(dirty)
-			for _, id := range ids {
-				h.sendPresence(subs[id], func(s *Subscription) { drop(s); changed(s.sessionID) })
-			}
+			st.deliver(p.sessionID, p.f)
+		case f := <-h.control:
+			f(st)
+		case <-st.timer.C:
+			st.flushPresence()
 		case <-ctx.Done():
-			for _, set := range subs {
+			for _, set := range st.subs {
 				for s := range set {
 					close(s.c)
 				}
@@ -132,29 +185,24 @@ func (h *Hub) Run(ctx context.Context) error {
 	}
 }
 
-// sendPresence tells a session's subscribers who is watching. A
-// subscriber too slow to take it is dropped like for any other frame.
-func (h *Hub) sendPresence(set map[*Subscription]struct{}, drop func(*Subscription)) {
-	if h.Presence == nil || len(set) == 0 {
-		return
-	}
+// viewers names the subscribers watching by name.
+func (st *hubState) viewers(set map[*Subscription]struct{}) []string {
 	var names []string
 	for s := range set {
 		if s.viewer != "" {
 			names = append(names, s.viewer)
 		}
 	}
-	if len(names) == 0 {
-		return // a topic nobody watches by name (a project's inbox topic)
+	return names
+}
+
+// sendPresence tells a session's subscribers here who is watching. A
+// subscriber too slow to take it is dropped like for any other frame.
+func (h *Hub) sendPresence(st *hubState, sessionID string, names []string) {
+	if h.Presence == nil || len(st.subs[sessionID]) == 0 || len(names) == 0 {
+		return // nobody here, or a topic nobody watches by name (a project's inbox topic)
 	}
-	f := h.Presence(names)
-	for s := range set {
-		select {
-		case s.c <- f:
-		default:
-			drop(s)
-		}
-	}
+	st.deliver(sessionID, prepare(h.Presence(names)))
 }
 
 // Subscribe starts delivering the session's frames.
@@ -165,8 +213,8 @@ func (h *Hub) Subscribe(ctx context.Context, sessionID string) (*Subscription, e
 // SubscribeAs starts delivering the session's frames to viewer, who is
 // listed in the session's presence frames until Unsubscribe.
 func (h *Hub) SubscribeAs(ctx context.Context, sessionID, viewer string) (*Subscription, error) {
-	c := make(chan Frame, subBuffer)
-	s := &Subscription{C: c, c: c, sessionID: sessionID, viewer: viewer}
+	c, rc := make(chan Frame, subBuffer), make(chan struct{}, 1)
+	s := &Subscription{C: c, c: c, sessionID: sessionID, viewer: viewer, Recheck: rc, recheck: rc}
 	select {
 	case h.subscribe <- s:
 		return s, nil
@@ -189,6 +237,7 @@ func (h *Hub) Unsubscribe(s *Subscription) {
 // projectTopic). It blocks only if the hub's queue is full, and never once
 // the hub has stopped.
 func (h *Hub) Publish(topic string, f Frame) {
+	f = prepare(f) // on the publisher's goroutine, once for every socket
 	select {
 	case h.publish <- published{sessionID: topic, f: f}:
 	case <-h.done:

@@ -106,6 +106,7 @@ func (s *Server) afterMemberChange(w http.ResponseWriter, r *http.Request, p sto
 		s.fail(w, r, err)
 		return
 	}
+	s.stops.AccessChanged(r.Context()) // sockets of who lost access close now, on every replica
 	http.Redirect(w, r, settingsPath(p.ID), http.StatusSeeOther)
 }
 

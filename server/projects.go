@@ -177,9 +177,13 @@ func (s *Server) handleProjectArchive() http.Handler {
 			s.fail(w, r, err)
 			return
 		}
-		if err := s.st.ArchiveProject(r.Context(), p.ID, r.PostFormValue("archived") != "0"); err != nil {
+		archive := r.PostFormValue("archived") != "0"
+		if err := s.st.ArchiveProject(r.Context(), p.ID, archive); err != nil {
 			s.fail(w, r, err)
 			return
+		}
+		if archive {
+			s.stops.StopProject(r.Context(), p.ID) // its runs end on every replica
 		}
 		http.Redirect(w, r, projectPath(p.ID), http.StatusSeeOther)
 	})
@@ -200,7 +204,7 @@ func (s *Server) handleProjectDelete() http.Handler {
 			return
 		}
 		// Every run of the project ends first, archived sessions' included.
-		s.sup.StopProject(p.ID)
+		s.stops.StopProject(r.Context(), p.ID)
 		s.removeWorktrees(r.Context(), p)
 		if err := s.st.DeleteProject(r.Context(), p.ID); err != nil && !errors.Is(err, store.ErrNotFound) {
 			s.fail(w, r, err)

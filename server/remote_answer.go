@@ -14,9 +14,9 @@ import (
 // goes through the same path as an answer from a page: the same access
 // check, and the supervisor's exactly-once resolution, so it reaches the
 // live claude process or resumes the session, through the cluster on the
-// replica that owns the session. Every replica listens and applies each
-// request; the exactly-once resolution lets one succeed, and the command
-// takes that result (store.RequestAnswer).
+// replica that owns the session. Every replica listens, and the command
+// names the one to apply it: the session's owner, else any live replica
+// (store.RequestAnswer); the exactly-once resolution still holds.
 func (s *Server) ListenAnswers(ctx context.Context) error {
 	s.st.ListenAnswers(ctx, s.remoteAnswer, func(err error) { s.log.Error("answers from terminals", "err", err) })
 	return nil

@@ -111,12 +111,8 @@ type resolution struct {
 func askClosed(payload []byte) templ.Component {
 	var p resolution
 	_ = json.Unmarshal(payload, &p)
-	o := outcome(p)
-	if p.Detached && (p.Status == "answered" || p.Status == "denied") {
-		o.Text += " Sent to Claude as a new message."
-		o.You += " Sent to Claude as a new message."
-	}
-	return views.AskClosed(p.InputID, p.Status, o)
+	// How the answer reaches Claude is the card's delivery line (delivery.go).
+	return views.AskClosed(p.InputID, p.Status, outcome(p))
 }
 
 // outcomeText says in a sentence how an ask ended.

@@ -47,8 +47,9 @@ type replica struct {
 
 var listeningLine = regexp.MustCompile(`msg="parley listening" url=(\S+) replica=(\S+)`)
 
-// startReplica starts a `parley serve` and waits until it listens.
-func (e *env) startReplica(name string) *replica {
+// startReplica starts a `parley serve` and waits until it listens; extra
+// is more of its environment ("KEY=value"; later entries win: PARLEY_ISOLATION=uid, say).
+func (e *env) startReplica(name string, extra ...string) *replica {
 	e.t.Helper()
 	bin, err := parleyBin()
 	if err != nil {
@@ -66,6 +67,7 @@ func (e *env) startReplica(name string) *replica {
 			cmd.Env = append(cmd.Env, kv)
 		}
 	}
+	cmd.Env = append(cmd.Env, extra...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		e.t.Fatal(err)

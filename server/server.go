@@ -52,7 +52,8 @@ type Server struct {
 	cfg    Config
 	st     *store.Store
 	sup    *runner.Supervisor
-	runs   Runs // where prompts, answers and stops go: the cluster, or sup
+	runs   Runs  // where prompts, answers and stops go: the cluster, or sup
+	stops  Stops // session and project stops and access changes, on every replica
 	hub    *Hub
 	broker *askuser.Broker
 	// metrics is served on /metrics; nil = none.
@@ -77,7 +78,9 @@ type Deps struct {
 	Supervisor *runner.Supervisor
 	// Runs routes prompts, answers and stops to the replica that owns the
 	// session (cluster.Node); nil = the Supervisor, one replica.
-	Runs   Runs
+	Runs Runs
+	// Stops reaches every replica (cluster.Node); nil = this one only.
+	Stops  Stops
 	Hub    *Hub
 	Broker *askuser.Broker
 	// Metrics is served on /metrics; nil = none.
@@ -104,6 +107,9 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 	s := &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, runs: runs, hub: d.Hub, metrics: d.Metrics,
 		replaySlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), broker: d.Broker, expiry: d.Expirer, gw: d.Gateway, log: d.Log, decoyHash: decoy,
 		lim: newLimiters(cfg.Limits), git: d.Git}
+	if s.stops = d.Stops; s.stops == nil {
+		s.stops = localStops{sup: d.Supervisor, hub: d.Hub}
+	}
 	s.mcp = s.MCPHandler(ctx)
 	return s, nil
 }

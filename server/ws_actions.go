@@ -69,20 +69,11 @@ func (c *wsConn) readLoop(ctx context.Context) {
 			c.toast("error", userMessage(errTooBig(tooBig, maxPromptBytes)))
 			continue
 		}
-		if err := checkUTF8(data); err != nil {
+		m, err := parseWSMessage(data)
+		if err != nil {
 			c.toast("error", userMessage(err))
 			continue
 		}
-		if err := checkNoNUL(data); err != nil {
-			c.toast("error", userMessage(err))
-			continue
-		}
-		var m wsMessage
-		if err := json.Unmarshal(data, &m); err != nil {
-			c.toast("error", "Parley could not read that message from the page; reload and try again.")
-			continue
-		}
-		m.raw = data
 		if err := c.handle(ctx, m); err != nil {
 			var he *httpError
 			var ae *runner.AnswerError

@@ -33,6 +33,9 @@ type AnswerRequest struct {
 	InputID  string          `json:"input_id"`
 	UserID   int64           `json:"user_id"`
 	Response json.RawMessage `json:"response"` // a runner.Response
+	// Replica is the one replica to apply it: the session's owner, else
+	// any live one; "" = every replica that listens.
+	Replica string `json:"replica,omitempty"`
 }
 
 // AnswerResult is how the server applied an AnswerRequest.
@@ -107,13 +110,29 @@ func (s *Store) RequestAnswer(ctx context.Context, req AnswerRequest) (AnswerRes
 	if listeners == 0 {
 		return AnswerResult{}, ErrNoListener
 	}
+	// The replica owning the session applies the answer, once; with no
+	// owner, one live replica does (and takes the session).
+	if err := pc.QueryRow(ctx, `SELECT coalesce(
+			(SELECT l.replica_id FROM inputs i JOIN session_leases l ON l.session_id = i.session_id
+				JOIN replicas r ON r.id = l.replica_id AND r.expires_at > now() WHERE i.id::text = $1),
+			(SELECT id FROM replicas WHERE expires_at > now() AND NOT draining ORDER BY random() LIMIT 1), '')`,
+		req.InputID).Scan(&req.Replica); err != nil {
+		return AnswerResult{}, fmt.Errorf("request answer: find the session's replica: %w", err)
+	}
+	if req.Replica != "" {
+		listeners = 1
+		if payload, err = json.Marshal(req); err != nil {
+			return AnswerResult{}, fmt.Errorf("request answer: %w", err)
+		}
+	}
 	if _, err := pc.Exec(ctx, `SELECT pg_notify($1, $2)`, answerChannel, string(payload)); err != nil {
 		return AnswerResult{}, fmt.Errorf("request answer: notify: %w", err)
 	}
-	// Every listening replica applies the request and answers; one
-	// succeeds (the ask resolves exactly once) and the others say it was
-	// answered already. Take a success at once, else the first refusal
-	// once every listener has answered.
+	// The replica named applies the request and answers. Without one (no
+	// replica rows: a server from before replicas), every listening
+	// replica does; one succeeds (the ask resolves exactly once) and the
+	// others say it was answered already. Take a success at once, else
+	// the first refusal once every listener has answered.
 	var first *AnswerResult
 	for got := 0; got < listeners; {
 		n, err := pc.WaitForNotification(ctx)
@@ -186,6 +205,9 @@ func (s *Store) listen(ctx context.Context, start func(AnswerRequest)) error {
 		var req AnswerRequest
 		if err := json.Unmarshal([]byte(n.Payload), &req); err != nil || req.ID == "" {
 			continue // not ours to answer: nobody waits for a result without an id
+		}
+		if req.Replica != "" && req.Replica != s.replica {
+			continue // another replica's to apply
 		}
 		start(req)
 	}

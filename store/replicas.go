@@ -69,7 +69,8 @@ func (s *Store) LeaveCluster(ctx context.Context) error {
 }
 
 // AcquireLease makes this replica the owner of the session unless a live
-// replica owns it, and returns the owner's id. A lease of a lapsed replica
+// replica owns it (or, while this replica drains, another live replica
+// that does not), and returns the owner's id. A lease of a lapsed replica
 // is taken over: the sweep recovers its runs first (see TakeOver).
 func (s *Store) AcquireLease(ctx context.Context, sessionID string) (string, error) {
 	var owner string
@@ -85,7 +86,13 @@ func (s *Store) AcquireLease(ctx context.Context, sessionID string) (string, err
 	if _, _, err := s.TakeOver(ctx); err != nil {
 		return "", err
 	}
-	err = s.pool.QueryRow(ctx, `INSERT INTO session_leases (session_id, replica_id) VALUES ($1, $2)
+	// A replica that is draining (shutting down) leases the session to a
+	// live replica that is not, when there is one.
+	err = s.pool.QueryRow(ctx, `INSERT INTO session_leases (session_id, replica_id)
+		SELECT $1, coalesce(
+			(SELECT id FROM replicas WHERE id = $2 AND NOT draining),
+			(SELECT id FROM replicas WHERE NOT draining AND expires_at > now() ORDER BY random() LIMIT 1),
+			$2)
 		ON CONFLICT (session_id) DO UPDATE SET replica_id = session_leases.replica_id
 		RETURNING replica_id`, sessionID, s.replica).Scan(&owner)
 	if err != nil {

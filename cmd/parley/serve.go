@@ -25,6 +25,7 @@ import (
 	"parley/sandbox"
 	"parley/server"
 	"parley/store"
+	"parley/transcript"
 )
 
 // config is Parley's configuration: environment variables, which flags may
@@ -43,6 +44,7 @@ type config struct {
 	SecureCookies   bool
 	LogLevel        string
 	LeaseTTL        time.Duration // replicas: how long a lapsed replica keeps its sessions
+	DrainTimeout    time.Duration // graceful shutdown: how long turns in flight may take
 	MetricsToken    string        // bearer token for /metrics from other hosts; "" = loopback only
 	MaxRuns         int           // live claude processes at once (PARLEY_MAX_RUNS)
 	Limits          server.Limits // per-user limits (limits.go)
@@ -93,6 +95,14 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		}
 		c.LeaseTTL = d
 	}
+	c.DrainTimeout = 20 * time.Second
+	if v := getenv("PARLEY_DRAIN_TIMEOUT"); v != "" {
+		d, err := parseSeconds(v)
+		if err != nil {
+			return c, fmt.Errorf("PARLEY_DRAIN_TIMEOUT: %w", err)
+		}
+		c.DrainTimeout = d
+	}
 	if v := getenv("PARLEY_IDLE_TIMEOUT"); v != "" {
 		d, err := parseSeconds(v)
 		if err != nil {
@@ -120,6 +130,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	fs.StringVar(&c.ClaudeConfigDir, "claude-config-dir", c.ClaudeConfigDir, "CLAUDE_CONFIG_DIR to give the CLI (env CLAUDE_CONFIG_DIR); empty = one per project under the data directory")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "end a session's claude process after this long with nothing to do; the next message resumes it (env PARLEY_IDLE_TIMEOUT, seconds; 0 = never)")
 	fs.DurationVar(&c.StallTimeout, "stall-timeout", c.StallTimeout, "interrupt a turn that prints nothing for this long, never while an ask is open; a project may set its own (env PARLEY_STALL_TIMEOUT, seconds; 0 = never)")
+	fs.DurationVar(&c.DrainTimeout, "drain-timeout", c.DrainTimeout, "on SIGTERM, how long turns in flight may take to finish before their sessions are handed to another replica (env PARLEY_DRAIN_TIMEOUT, seconds)")
 	fs.DurationVar(&c.AskTimeout, "ask-timeout", c.AskTimeout, "how long an ask_user question waits for an answer (env PARLEY_ASK_TIMEOUT, seconds)")
 	fs.BoolVar(&c.AskUser, "ask-user", c.AskUser, "offer Claude the ask_user tool (env PARLEY_ASK_USER=off disables)")
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", c.SecureCookies, "mark cookies Secure even on plain HTTP, for a TLS proxy in front (env PARLEY_SECURE_COOKIES=1)")
@@ -209,18 +220,23 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	if err != nil {
 		return err
 	}
+	// Logs are reconciled with Claude's transcripts before runs start and
+	// after a crash (see recoverLost).
+	rec := transcript.New(st, pub, log)
 	// Run loops write through the store's own small pool.
 	sup = runner.NewSupervisor(runCtx, runner.Deps{
 		Config:  rc,
 		Journal: server.NewMeteredJournal(st.Live(), met), Publisher: pub,
 		Broker: broker, Log: log, RuntimeDir: runtimeDir, RunEnded: expiry.Kick,
-		MaxRuns: c.MaxRuns, Queue: server.NewQueueObserver(hub),
+		MaxRuns: c.MaxRuns, Queue: server.NewQueueObserver(hub), Recover: rec,
 	})
 	var srv *server.Server
 	node := cluster.New(cluster.Config{TTL: c.LeaseTTL, DataDir: c.DataDir, RuntimeBase: filepath.Dir(runtimeDir)}, cluster.Deps{Store: st, Supervisor: sup,
 		// Unmetered: the owner's replica counts its events once.
-		Publisher: server.NewPublisher(hub), Log: log.With("replica", st.Replica()), TakenOver: met.TakenOver,
-		Starter: func(id string) runner.Starter { return srv.SessionStarter(id) }})
+		Publisher: server.NewPublisher(hub), Log: log.With("replica", st.Replica()),
+		TakenOver: func(n int) { met.TakenOver(n); recoverLost(ctx, srv, rec, log) },
+		Starter:   func(id string) runner.Starter { return srv.SessionStarter(id) }, Local: hub})
+	hub.Announce = node.Viewers // this replica's viewers join the other replicas' presence lists
 	// A replica that starts takes over only replicas that lapsed.
 	if err := node.Join(ctx); err != nil {
 		return err
@@ -229,10 +245,11 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		AskTimeout: c.AskTimeout, IdleTimeout: c.IdleTimeout, StallTimeout: c.StallTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies,
 		Limits: c.Limits, RelayURL: "http://" + relayLn.Addr().String() + "/ask", ModelURL: "http://" + relayLn.Addr().String(),
 		RunsConfined: isUIDSandbox(rc.Sandbox), MetricsToken: c.MetricsToken},
-		server.Deps{Store: st, Supervisor: sup, Runs: node, Hub: hub, Broker: broker, Metrics: met, Log: log, Expirer: expiry, Gateway: gw})
+		server.Deps{Store: st, Supervisor: sup, Runs: node, Stops: node, Hub: hub, Broker: broker, Metrics: met, Log: log, Expirer: expiry, Gateway: gw})
 	if err != nil {
 		return err
 	}
+	recoverLost(ctx, srv, rec, log)
 	web := server.NewHTTPServer(srv.Handler())
 	relay := &http.Server{Handler: srv.RelayHandler(), ReadHeaderTimeout: 10 * time.Second}
 	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
@@ -252,6 +269,13 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		// the hub before the browsers are told to reconnect. Then the
 		// replica's leases go, and any replica takes each session on its
 		// next message.
+		// Turns in flight finish first; sessions with work left go to the
+		// other replicas at once.
+		dctx, dcancel := context.WithTimeout(context.Background(), c.DrainTimeout+30*time.Second)
+		if err := node.Drain(dctx, c.DrainTimeout); err != nil {
+			log.Error("hand sessions over", "err", err)
+		}
+		dcancel()
 		lctx, lcancel := context.WithTimeout(context.Background(), 5*time.Second)
 		if err := node.Leave(lctx); err != nil {
 			log.Error("leave the cluster", "err", err)

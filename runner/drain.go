@@ -1,0 +1,183 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+)
+
+// ErrDraining refuses to start a process on a replica that is shutting
+// down: the work belongs on another replica.
+var ErrDraining = errors.New("this Parley replica is shutting down")
+
+// What a run is doing, as a drain sees it.
+const (
+	activityQuiet   = iota // no turn, no ask the process waits for
+	activityAsking         // its turn waits only for asks: nothing will finish on its own
+	activityWorking        // a turn is in flight
+)
+
+// Handover is a session a draining replica gives to another: its process
+// had work, or it waited in line with Turns.
+type Handover struct {
+	SessionID string
+	Turns     []QueuedTurn
+}
+
+// drain is the supervisor's part of a graceful shutdown.
+type drain struct {
+	draining bool          // under Supervisor.mu: no new process starts
+	kick     chan struct{} // a run's activity changed (buffered, 1)
+}
+
+// noteActivity publishes what the run is doing; it runs on the loop.
+func (r *Run) noteActivity() {
+	a := int32(activityQuiet)
+	switch {
+	case r.stopping:
+	case r.attachedAsks() > 0:
+		a = activityAsking
+	case r.turns > 0:
+		a = activityWorking
+	}
+	if r.activity.Swap(a) != a && r.stateChanged != nil {
+		r.stateChanged()
+	}
+}
+
+// kickDrain wakes a Drain waiting for turns to finish; it never blocks.
+func (s *Supervisor) kickDrain() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Drain is a graceful shutdown's first half: no new process starts here
+// from now on (ErrDraining); turns in flight get up to grace to finish;
+// then every run ends. It returns the sessions whose runs still had work
+// (a turn in flight, or an ask the process waited for): they should be
+// taken over by another replica at once. The others were idle and resume
+// on their next message. Sessions waiting in line for a slot are returned
+// too, with their prompts: the rest of their queued work (answers to asks
+// that stay open) is dropped here.
+func (s *Supervisor) Drain(ctx context.Context, grace time.Duration) (handOver []Handover) {
+	s.BeginDrain(ctx)
+	deadline := time.NewTimer(grace)
+	defer deadline.Stop()
+wait:
+	for s.anyActivity(activityWorking) {
+		select {
+		case <-s.kick:
+		case <-deadline.C:
+			break wait
+		case <-ctx.Done():
+			break wait
+		}
+	}
+	runs := s.liveRuns()
+	var wg sync.WaitGroup
+	for _, r := range runs {
+		if r.activity.Load() != activityQuiet {
+			handOver = append(handOver, Handover{SessionID: r.spec.SessionID})
+			r.log.Info("handing the session over to another replica", "turn_in_flight", r.activity.Load() == activityWorking)
+		}
+		wg.Go(r.Stop)
+	}
+	wg.Wait()
+	return append(handOver, s.dropLine()...)
+}
+
+// BeginDrain refuses every new process from now on (ErrDraining) and
+// returns once the starts in progress have ended; Drain calls it too.
+func (s *Supervisor) BeginDrain(ctx context.Context) {
+	s.mu.Lock()
+	s.draining = true
+	starting := make([]chan struct{}, 0, len(s.starting))
+	for _, c := range s.starting {
+		starting = append(starting, c)
+	}
+	s.mu.Unlock()
+	for _, c := range starting { // a start in progress lands in s.runs
+		select {
+		case <-c:
+		case <-ctx.Done():
+		}
+	}
+}
+
+// Sessions lists the sessions with a live run here.
+func (s *Supervisor) Sessions() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]string, 0, len(s.runs))
+	for id := range s.runs {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+func (s *Supervisor) liveRuns() []*Run {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	runs := make([]*Run, 0, len(s.runs))
+	for _, r := range s.runs {
+		runs = append(runs, r)
+	}
+	return runs
+}
+
+func (s *Supervisor) anyActivity(a int32) bool {
+	for _, r := range s.liveRuns() {
+		if r.activity.Load() == a {
+			return true
+		}
+	}
+	return false
+}
+
+// QueuedTurn is a prompt that waited in line for a slot when its replica
+// began to shut down: it should be sent to the session's new owner.
+type QueuedTurn struct{ Text, By string }
+
+// queuedTurnKey marks the context of a Prompt with its QueuedTurn.
+type queuedTurnKey struct{}
+
+func (w *waiter) addTurn(t *QueuedTurn) {
+	if t != nil {
+		w.turns = append(w.turns, *t)
+	}
+}
+
+// dropLine empties the line for slots and returns its sessions with the
+// prompts that waited there.
+func (s *Supervisor) dropLine() []Handover {
+	s.slots.mu.Lock()
+	line := s.slots.waiting
+	s.slots.waiting = nil
+	hs := make([]Handover, 0, len(line))
+	for _, w := range line {
+		w.dropped = true
+		close(w.granted) // its goroutine sees dropped and ends
+		hs = append(hs, Handover{SessionID: w.sessionID, Turns: w.turns})
+	}
+	s.slots.mu.Unlock()
+	if s.queueObs != nil {
+		for _, h := range hs {
+			s.queueObs.QueueChanged(h.SessionID, 0, 0, "")
+		}
+	}
+	return hs
+}
+
+// Resume starts the session's process (--resume when the session has a
+// conversation) with no turn, for a session another replica handed over;
+// it does nothing when the session already has a process here.
+func (s *Supervisor) Resume(ctx context.Context, sessionID string, start Starter) error {
+	_, err := s.ensure(ctx, sessionID, start)
+	if errors.Is(err, errNoSlot) {
+		return s.enqueue(ctx, sessionID, start, func(context.Context, *Run) error { return nil })
+	}
+	return err
+}

@@ -1,0 +1,134 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"parley/runner/fakeapi"
+)
+
+// waitOwner waits until the session's lease is held by want, with a run of
+// want's open; it returns how long that took.
+func (e *env) waitOwner(sessionID, want string, within time.Duration) time.Duration {
+	e.t.Helper()
+	start := time.Now()
+	for {
+		var open int
+		e.queryRow(`SELECT count(*) FROM runs WHERE session_id = $1 AND ended_at IS NULL AND replica_id = $2`,
+			[]any{sessionID, want}, &open)
+		if e.owner(sessionID) == want && open == 1 {
+			return time.Since(start)
+		}
+		if time.Since(start) > within {
+			e.t.Fatalf("after %s the owner is %q with %d open runs there, want %s with one", within, e.owner(sessionID), open, want)
+		}
+		time.Sleep(50 * time.Millisecond) // a test's own deadline loop on the database
+	}
+}
+
+// TestFaultReplicaSigtermHandsOver: SIGTERM to the replica whose run waits
+// on an open ask hands the session over: another replica owns it and runs
+// its process (--resume) within seconds, with nobody doing anything, and
+// the answer given in that replica's page reaches the model once.
+func TestFaultReplicaSigtermHandsOver(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{bashStep("touch h"), {Text: "Answered after the handover."}},
+		envOptions{quiet: true})
+	a := e.startReplica("A", "PARLEY_DRAIN_TIMEOUT=30")
+	b := e.startReplica("B")
+	s := e.newSession()
+	wa, wb := e.dialReplica(a, e.user, s.ID), e.dialReplica(b, e.user, s.ID)
+	wa.prompt("make h")
+	in := e.waitInput(wa, s.ID)
+	if got := e.owner(s.ID); got != a.id {
+		t.Fatalf("owner %q, want A (%s)", got, a.id)
+	}
+	var pid int
+	e.queryRow(`SELECT pid FROM runs WHERE session_id = $1`, []any{s.ID}, &pid)
+	t.Cleanup(func() { _ = syscall.Kill(-pid, syscall.SIGKILL) })
+
+	began := time.Now()
+	a.stop(syscall.SIGTERM)
+	exited := time.Since(began)
+	took := e.waitOwner(s.ID, b.id, 20*time.Second)
+	t.Logf("A exited %s after SIGTERM (its only turn waited on an ask: no grace wait); B owned the session and ran its process %s later",
+		exited.Round(time.Millisecond), took.Round(time.Millisecond))
+	if exited > 15*time.Second {
+		t.Errorf("A took %s to exit: a turn blocked on an ask should not wait for the grace period", exited)
+	}
+	var all, resumed int
+	e.queryRow(`SELECT count(*), count(*) FILTER (WHERE type = 'run_started' AND (payload->>'resume')::bool) FROM events
+		WHERE session_id = $1`, []any{s.ID}, &all, &resumed)
+	if resumed != 1 {
+		t.Errorf("%d resumed run_started events, want B's one", resumed)
+	}
+
+	wb.answer(in, map[string]any{"decision": "allow", "command": "touch h"})
+	wb.waitFor(90*time.Second, "Answered after the handover.")
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := e.fake.WaitRequests(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	reqs := e.fake.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the model got %d requests, want 2 (the prompt, then the answer once)", len(reqs))
+	}
+	if got := reqs[1].LastUserText(); !strings.Contains(got, "touch h") || !strings.Contains(got, "[Parley]") {
+		t.Errorf("the turn after the handover is %q, want the answer allowing touch h", got)
+	}
+	if got, err := e.st.GetInput(t.Context(), in.ID); err != nil || got.Status != "answered" {
+		t.Errorf("input = %+v, %v; want answered", got, err)
+	}
+	if all, open := e.runsOf(s.ID); all != 2 || open != 1 {
+		t.Errorf("%d runs, %d open; want A's ended and B's live", all, open)
+	}
+	e.wantContiguousLog(s.ID)
+}
+
+// TestFaultReplicaSigtermFinishesTurn: a run streaming on A when A gets
+// SIGTERM finishes its turn before A exits, every event of it in the log;
+// the next prompt, through B, continues the conversation there.
+func TestFaultReplicaSigtermFinishesTurn(t *testing.T) {
+	long := strings.Repeat("streamed words ", 60) + "THE END."
+	e := newEnv(t, fakeapi.Scenario{{Text: long, Chunks: 60, ChunkDelay: 50 * time.Millisecond},
+		{Text: "Second turn on B."}}, envOptions{quiet: true})
+	a := e.startReplica("A", "PARLEY_DRAIN_TIMEOUT=60")
+	b := e.startReplica("B")
+	s := e.newSession()
+	wa, wb := e.dialReplica(a, e.user, s.ID), e.dialReplica(b, e.user, s.ID)
+	wa.prompt("stream something long")
+	wa.waitFor(90*time.Second, "streamed words")
+	a.stop(syscall.SIGTERM)
+
+	var results, ended int
+	var stopped string
+	e.queryRow(`SELECT count(*) FILTER (WHERE type = 'result' AND NOT coalesce((payload->>'is_error')::bool, false)),
+		count(*) FILTER (WHERE type = 'run_ended'), coalesce(max(payload->>'reason') FILTER (WHERE type = 'run_ended'), '')
+		FROM events WHERE session_id = $1`, []any{s.ID}, &results, &ended, &stopped)
+	if results != 1 || ended != 1 {
+		t.Fatalf("after A exited the log has %d successful results and %d run ends, want the turn's result and A's end", results, ended)
+	}
+	var text string
+	e.queryRow(`SELECT payload::text FROM events WHERE session_id = $1 AND type = 'assistant' ORDER BY seq DESC LIMIT 1`,
+		[]any{s.ID}, &text)
+	if !strings.Contains(text, "THE END.") {
+		t.Errorf("the log's last assistant message is %.200q…, want the whole reply", text)
+	}
+	wb.waitFor(30*time.Second, "THE END.")
+	if got := e.owner(s.ID); got != "" {
+		t.Errorf("owner after the drain %q, want none: the session was idle", got)
+	}
+
+	wb.prompt("and now through B")
+	wb.waitFor(90*time.Second, "Second turn on B.")
+	if got := e.owner(s.ID); got != b.id {
+		t.Errorf("owner %q, want B (%s)", got, b.id)
+	}
+	if n := len(e.fake.Requests()); n != 2 {
+		t.Errorf("the model got %d requests, want 2: the first turn ran once", n)
+	}
+	e.wantContiguousLog(s.ID)
+}
