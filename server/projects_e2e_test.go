@@ -61,7 +61,7 @@ func TestMembersSeeEachOther(t *testing.T) {
 	v.waitFor(10*time.Second, "Viewers can watch this project but not answer")
 	b.send(map[string]any{"action": "answer", "input_id": in.ID, "choice": "Blue"})
 	for _, tab := range []*ws{a, b, v} {
-		tab.waitFor(60*time.Second, "Blue (Bea Member)", "You chose: User selected: Blue")
+		tab.waitFor(60*time.Second, "Bea Member answered: Blue", "You chose: User selected: Blue")
 	}
 	got, err := e.st.GetInput(t.Context(), in.ID)
 	if err != nil || got.AnsweredBy != "Bea Member" {
