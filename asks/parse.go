@@ -8,6 +8,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"parley/askuser"
 	"parley/runner"
@@ -23,6 +24,12 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 // response. Which fields fit which ask is checked by the server, as for an
 // answer from a page.
 func ParseAnswer(args []string) (runner.Response, error) {
+	for _, a := range args {
+		// json.Marshal would send U+FFFD in place of the bad bytes.
+		if !utf8.ValidString(a) {
+			return runner.Response{}, fmt.Errorf("asks answer: %q is not valid UTF-8 text; nothing was sent", a)
+		}
+	}
 	fs := flag.NewFlagSet("parley asks answer", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var choice, text listFlag

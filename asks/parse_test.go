@@ -28,6 +28,7 @@ func TestParseAnswer(t *testing.T) {
 		{"--deny --reason no", runner.Response{Decline: true, Reason: "no"}, ""},
 		{"--approve --mode acceptEdits", runner.Response{Mode: "acceptEdits"}, ""},
 		{"--changes --reason smaller", runner.Response{Decline: true, Reason: "smaller"}, ""},
+		{"--text caf\xe9", runner.Response{}, "not valid UTF-8 text"},
 		{"", runner.Response{}, "give one answer"},
 		{"--allow --deny", runner.Response{}, "give one answer"},
 		{"--deny --command ls", runner.Response{}, "--command goes with --allow"},

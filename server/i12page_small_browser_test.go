@@ -150,3 +150,33 @@ func TestBrowserAnswerOutcomeNamesTheAnswerer(t *testing.T) {
 	step(t, ctx, "Bea loads the page", chromedp.Reload(), pollJS(`document.getElementById('events').innerText.includes('All decided.')`))
 	want("Bea", outcomes("read Bea's outcomes"), "You answered: Blue", "Cy answered: Green")
 }
+
+// TestBrowserOversizedAnswerRefusedInCard: an answer over the limit is
+// refused in the card before sending, with the limit stated; the card stays
+// open and answers normally right after.
+func TestBrowserOversizedAnswerRefusedInCard(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{
+		{Text: "I need a decision.", ToolName: askTool, ToolInput: colourQuestion(false)},
+		{Text: "Final: " + fakeapi.ToolResultPlaceholder},
+	}, envOptions{quiet: true})
+	ctx := e.browser(t)
+	startSession(t, ctx, e.web.URL, "Please pick a colour", chromedp.WaitVisible(`.ask input[value="Blue"]`, chromedp.ByQuery))
+	var state string
+	step(t, ctx, "send a 300 KiB answer",
+		chromedp.Evaluate(`document.querySelector('.ask input[name^="other"]').value = 'z'.repeat(300 * 1024);
+			document.querySelector('.ask button[type="submit"]').click(); true`, nil),
+		pollJS(`document.querySelector('.ask .ask-state').textContent.includes('the limit is 256 KiB')`),
+		chromedp.Text(`.ask .ask-state`, &state, chromedp.ByQuery),
+	)
+	if !strings.HasPrefix(state, "This message is 30") {
+		t.Errorf("the card says %q", state)
+	}
+	step(t, ctx, "answer normally",
+		chromedp.Evaluate(`document.querySelector('.ask input[name^="other"]').value = ''; true`, nil),
+		chromedp.Evaluate(`document.querySelector('.ask input[value="Blue"]').click(); document.querySelector('.ask button[type="submit"]').click(); true`, nil),
+		pollJS(`document.getElementById('events').innerText.includes('Final:')`),
+	)
+	if got, _ := e.lastToolResult(2); !strings.Contains(got, "Blue") || strings.Contains(got, "zzzz") {
+		t.Errorf("the model got %.200q", got)
+	}
+}

@@ -19,8 +19,9 @@ var errNUL = badRequest("That text contains a NUL character (\\0), which Parley 
 // NUL: encoded, a NUL is "%00" (a literal "%00" typed by someone is sent as
 // "%2500"), or a raw zero byte. It also refuses one whose values, decoded,
 // are not valid UTF-8 (Go would keep the bytes, Postgres refuse them, and
-// a later step replace them): 400 with a sentence, never a quiet U+FFFD.
-// The body is already bounded by limit.Body.
+// a later step replace them), and a JSON body that is not (checkUTF8):
+// 400 with a sentence, never a quiet U+FFFD. The body is already bounded
+// by limit.Body.
 func refuseNUL(s *Server, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hasEncodedNUL(r.URL.RawQuery) {
@@ -43,6 +44,20 @@ func refuseNUL(s *Server, next http.Handler) http.Handler {
 			}
 			if !validFormText(string(b)) {
 				s.fail(w, r, errInvalidUTF8)
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(b))
+		}
+		// A JSON body (the MCP endpoint): encoding/json would replace bad
+		// bytes or a lone surrogate's escape with U+FFFD without a word.
+		if r.Body != nil && r.Body != http.NoBody && strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+			b, err := io.ReadAll(r.Body)
+			if err != nil {
+				s.fail(w, r, badRequest("The request could not be read; try again."))
+				return
+			}
+			if err := checkUTF8(b); err != nil {
+				s.fail(w, r, err)
 				return
 			}
 			r.Body = io.NopCloser(bytes.NewReader(b))

@@ -3,6 +3,7 @@ package server
 import (
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -124,5 +125,32 @@ func TestInvalidUTF8FormRefused(t *testing.T) {
 	p, err := e.st.GetProject(t.Context(), e.project.ID)
 	if err != nil || p.Name != e.project.Name {
 		t.Errorf("project = %q, %v; want the name unchanged (%q)", p.Name, err, e.project.Name)
+	}
+}
+
+// TestInvalidUTF8JSONRefused: a JSON body (the MCP endpoint's) with bytes
+// that are not UTF-8, or a lone surrogate's escape, gets a 400 that says
+// so before any JSON decoder can replace them.
+func TestInvalidUTF8JSONRefused(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "never"}}, envOptions{quiet: true})
+	for _, body := range []string{
+		"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"start_session\",\"arguments\":{\"prompt\":\"caf\xe9\"}}}",
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"start_session","arguments":{"prompt":"a\udc00"}}}`,
+	} {
+		req, err := http.NewRequestWithContext(t.Context(), "POST", e.web.URL+"/mcp", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := readAll(resp)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || !strings.Contains(got, "not valid UTF-8 text") {
+			t.Errorf("POST /mcp %.60q = %d:\n%s", body, resp.StatusCode, got)
+		}
 	}
 }
