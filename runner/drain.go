@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 )
@@ -29,6 +30,17 @@ type Handover struct {
 type drain struct {
 	draining bool          // under Supervisor.mu: no new process starts
 	kick     chan struct{} // a run's activity changed (buffered, 1)
+	// left are sessions whose slot came just as the drain began: their
+	// process did not start here (under Supervisor.mu).
+	left []Handover
+}
+
+// leftOver hands a session that was given a slot as the drain began over
+// with the others.
+func (s *Supervisor) leftOver(h Handover) {
+	s.mu.Lock()
+	s.left = append(s.left, h)
+	s.mu.Unlock()
 }
 
 // noteActivity publishes what the run is doing; it runs on the loop.
@@ -64,6 +76,8 @@ func (s *Supervisor) kickDrain() {
 // that stay open) is dropped here.
 func (s *Supervisor) Drain(ctx context.Context, grace time.Duration) (handOver []Handover) {
 	s.BeginDrain(ctx)
+	// The line goes first: a slot that frees up from now on starts nothing.
+	queued := s.dropLine()
 	deadline := time.NewTimer(grace)
 	defer deadline.Stop()
 wait:
@@ -86,7 +100,11 @@ wait:
 		wg.Go(r.Stop)
 	}
 	wg.Wait()
-	return append(handOver, s.dropLine()...)
+	s.mu.Lock()
+	left := s.left
+	s.left = nil
+	s.mu.Unlock()
+	return slices.Concat(handOver, queued, left)
 }
 
 // BeginDrain refuses every new process from now on (ErrDraining) and
@@ -105,6 +123,13 @@ func (s *Supervisor) BeginDrain(ctx context.Context) {
 		case <-ctx.Done():
 		}
 	}
+}
+
+// Draining says a graceful shutdown has begun: no process starts here.
+func (s *Supervisor) Draining() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.draining
 }
 
 // Sessions lists the sessions with a live run here.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"syscall"
 	"testing"
@@ -131,4 +132,97 @@ func TestFaultReplicaSigtermFinishesTurn(t *testing.T) {
 		t.Errorf("the model got %d requests, want 2: the first turn ran once", n)
 	}
 	e.wantContiguousLog(s.ID)
+}
+
+// TestFaultReplicaSigtermMovesQueuedPrompt: on A (one claude slot) a
+// session's run waits on an ask while a second session's prompt waits in
+// line for the slot; SIGTERM to A hands both over: B runs the second
+// session and the queued prompt reaches the model there, once.
+func TestFaultReplicaSigtermMovesQueuedPrompt(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{bashStep("touch k"), {Text: "The queued prompt, answered on B."}},
+		envOptions{quiet: true})
+	a := e.startReplica("A", "PARLEY_DRAIN_TIMEOUT=30", "PARLEY_MAX_RUNS=1")
+	b := e.startReplica("B")
+	s1, s2 := e.newSession(), e.newSession()
+	wa1 := e.dialReplica(a, e.user, s1.ID)
+	wa1.prompt("make k")
+	e.waitInput(wa1, s1.ID)
+	wa2 := e.dialReplica(a, e.user, s2.ID)
+	wa2.prompt("queued behind the slot")
+	wa2.waitFor(60*time.Second, "Waiting for a free slot")
+	if got := e.owner(s2.ID); got != a.id {
+		t.Fatalf("owner of the queued session %q, want A (%s)", got, a.id)
+	}
+	if all, _ := e.runsOf(s2.ID); all != 0 {
+		t.Fatalf("the queued session has %d runs, want none: A's only slot is taken", all)
+	}
+	wb2 := e.dialReplica(b, e.user, s2.ID)
+	a.stop(syscall.SIGTERM)
+	wb2.waitFor(90*time.Second, "The queued prompt, answered on B.")
+	if got := e.owner(s2.ID); got != b.id {
+		t.Errorf("owner of the queued session %q, want B (%s)", got, b.id)
+	}
+	e.waitOwner(s1.ID, b.id, 20*time.Second) // the asking session went to B too
+	reqs := e.fake.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the model got %d requests, want 2", len(reqs))
+	}
+	if got := reqs[1].LastUserText(); got != "queued behind the slot" {
+		t.Errorf("the second request ends with %q, want the queued prompt", got)
+	}
+	e.wantContiguousLog(s2.ID)
+}
+
+// TestFaultReplicaReadyzWhileDraining: /readyz answers 503 as soon as a
+// replica starts to drain, while a turn in flight still keeps it running.
+func TestFaultReplicaReadyzWhileDraining(t *testing.T) {
+	hold := make(chan struct{})
+	e := newEnv(t, fakeapi.Scenario{{Text: "held…", Hold: hold}}, envOptions{quiet: true})
+	a := e.startReplica("A", "PARLEY_DRAIN_TIMEOUT=60")
+	s := e.newSession()
+	wa := e.dialReplica(a, e.user, s.ID)
+	if got := status(t, a.url+"/readyz"); got != http.StatusOK {
+		t.Fatalf("/readyz = %d before the drain, want 200", got)
+	}
+	wa.prompt("hold on")
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	if err := e.fake.WaitRequests(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	deadline := time.Now().Add(20 * time.Second)
+	for status(t, a.url+"/readyz") != http.StatusServiceUnavailable {
+		if time.Now().After(deadline) {
+			t.Fatal("/readyz still answers 200 20 s after SIGTERM")
+		}
+		time.Sleep(50 * time.Millisecond) // a test's own deadline loop
+	}
+	select {
+	case <-a.ended:
+		t.Fatal("A exited with a turn in flight")
+	default:
+	}
+	close(hold)
+	select {
+	case <-a.ended:
+	case <-time.After(60 * time.Second):
+		t.Fatal("A did not exit after its turn ended")
+	}
+	var results int
+	e.queryRow(`SELECT count(*) FROM events WHERE session_id = $1 AND type = 'result'`, []any{s.ID}, &results)
+	if results != 1 {
+		t.Errorf("%d results in the log, want the held turn's", results)
+	}
+}
+
+// status GETs url and returns the status code (0 when it cannot connect).
+func status(t *testing.T, url string) int {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		return 0
+	}
+	res.Body.Close()
+	return res.StatusCode
 }
