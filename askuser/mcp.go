@@ -163,6 +163,7 @@ func (t *askTool) ask(ctx context.Context, req *mcp.CallToolRequest, f Form, str
 		stop := t.startHeartbeat(ctx, req.Session, token)
 		defer stop()
 	}
+	f.ToolUseID = toolUseID(req)
 	a, err := t.asker.Ask(ctx, f)
 	if err != nil {
 		// The CLI sends notifications/cancelled when the user interrupts
@@ -241,4 +242,15 @@ func (t *askTool) startHeartbeat(ctx context.Context, ss *mcp.ServerSession, tok
 
 func errorResult(text string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: true}
+}
+
+// toolUseID returns the CLI's tool_use id of a call: "Each tools/call
+// carries _meta["claudecode/toolUseId"] = the tool_use id on stdout"
+// (shared/claude-cli.md).
+func toolUseID(req *mcp.CallToolRequest) string {
+	if req.Params == nil {
+		return ""
+	}
+	id, _ := req.Params.Meta["claudecode/toolUseId"].(string)
+	return id
 }

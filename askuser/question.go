@@ -14,6 +14,10 @@ const (
 	maxOptions = 4
 )
 
+// errNUL says why a text with a NUL character is refused: the log cannot
+// store it, and no person could read it.
+const errNUL = "must not contain a NUL character (\\u0000)"
+
 // maxIDLen bounds a question's id.
 const maxIDLen = 64
 
@@ -79,6 +83,11 @@ func (q Question) Validate() error {
 	if strings.TrimSpace(q.Question) == "" {
 		return errors.New("question: must not be empty")
 	}
+	for _, f := range [...]struct{ name, v string }{{"question", q.Question}, {"header", q.Header}, {"placeholder", q.Placeholder}} {
+		if strings.ContainsRune(f.v, 0) {
+			return errors.New(f.name + ": " + errNUL)
+		}
+	}
 	switch q.Type {
 	case "", TypeText, TypeSingle, TypeMultiple, TypeYesNo:
 	default:
@@ -100,6 +109,9 @@ func (q Question) Validate() error {
 			return fmt.Errorf("options[%d].label: %q repeats options[%d].label", i, o.Label, j)
 		}
 		seen[label] = i
+		if strings.ContainsRune(o.Label, 0) || strings.ContainsRune(o.Description, 0) {
+			return fmt.Errorf("options[%d]: %s", i, errNUL)
+		}
 	}
 	if q.MultiSelect && len(q.Options) == 0 {
 		return errors.New("multiSelect: needs options to select from")
@@ -133,6 +145,11 @@ type Form struct {
 	// TimeoutSeconds is the wait the model chose for this call, within the
 	// project's bounds ([Bounds]); 0 = the project's default.
 	TimeoutSeconds int `json:"timeout,omitempty"`
+	// ToolUseID is the id of the CLI's tool_use block of this call (the
+	// MCP request's _meta "claudecode/toolUseId"), set by [Serve]'s tool,
+	// never by the model: the server tells by it that Claude has the
+	// answer (the call's tool_result) and which call asks again.
+	ToolUseID string `json:"tool_use_id,omitempty"`
 }
 
 // Single is a form of one question.
@@ -148,6 +165,9 @@ func (f Form) Validate() error {
 	}
 	if f.TimeoutSeconds < 0 {
 		return fmt.Errorf("timeout: must not be negative, got %d", f.TimeoutSeconds)
+	}
+	if strings.ContainsRune(f.Title, 0) {
+		return errors.New("title: " + errNUL)
 	}
 	if len(f.Questions) == 1 {
 		return f.Questions[0].Validate()

@@ -31,6 +31,10 @@ type Config struct {
 	// DataDir must be one directory every replica shares (workspaces and
 	// the CLI's transcripts live there); Join checks it.
 	DataDir string
+	// RuntimeBase holds each replica's runtime directory (named by its id);
+	// the run files of a replica whose lease lapses are swept from it.
+	// "" = no sweep.
+	RuntimeBase string
 }
 
 // Deps are a Node's collaborators.
@@ -109,6 +113,7 @@ func (n *Node) Join(ctx context.Context) error {
 			"replicas", len(dead), "sessions", sessions)
 		n.TakenOver(sessions)
 	}
+	n.sweepLapsed(dead)
 	return nil
 }
 
@@ -138,15 +143,22 @@ func (n *Node) checkShared(ctx context.Context) error {
 }
 
 // Run keeps the replica's row alive, takes over lapsed replicas and
-// serves notifications until ctx ends.
+// serves notifications until ctx ends. A lost LISTEN connection (the
+// database restarting or away) is opened again with a capped backoff: a
+// database outage does not end the replica.
 func (n *Node) Run(ctx context.Context) error {
-	ready := make(chan struct{})
 	errc := make(chan error, 1)
-	go func() {
-		errc <- n.Store.Listen(ctx, []string{store.EventsChannel, store.RequestsChannel, store.RepliesChannel,
-			store.HandoverChannel, store.SignalsChannel},
-			func() { close(ready) }, n.notified)
-	}()
+	listen := func() {
+		go func() {
+			errc <- n.Store.Listen(ctx, []string{store.EventsChannel, store.RequestsChannel, store.RepliesChannel,
+				store.HandoverChannel, store.SignalsChannel},
+				func() {}, n.notified)
+		}()
+	}
+	listen()
+	listening := true
+	var relisten <-chan time.Time
+	wait := relistenFirst
 	vctx, stopViewers := context.WithCancel(ctx)
 	defer stopViewers()
 	n.wg.Go(func() { n.sendViewers(vctx) })
@@ -154,24 +166,39 @@ func (n *Node) Run(ctx context.Context) error {
 	// work arrives by NOTIFY.
 	beat := time.NewTicker(n.cfg.TTL / 3)
 	defer beat.Stop()
+	n.deliverOwed(ctx) // after a crash: answers saved that Claude never got
 	for {
 		select {
 		case <-beat.C:
 			n.heartbeat(ctx)
 		case err := <-errc:
-			stopViewers()
-			n.wg.Wait()
+			listening = false
 			if ctx.Err() != nil {
+				n.wg.Wait()
 				return nil
 			}
-			return fmt.Errorf("cluster notifications: %w", err)
+			n.Log.Warn("cluster notifications lost; listening again", "err", err, "in", wait)
+			relisten = time.After(wait)
+			wait = min(wait*2, relistenMax)
+		case <-relisten:
+			relisten, listening = nil, true
+			listen()
 		case <-ctx.Done():
-			err := <-errc
+			var err error
+			if listening {
+				err = <-errc
+			}
 			n.wg.Wait()
 			return err
 		}
 	}
 }
+
+// The backoff of listening again after the LISTEN connection was lost.
+const (
+	relistenFirst = 100 * time.Millisecond
+	relistenMax   = 5 * time.Second
+)
 
 func (n *Node) heartbeat(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, n.cfg.TTL/3)
@@ -195,6 +222,8 @@ func (n *Node) heartbeat(ctx context.Context) {
 		n.Log.Info("replicas stopped; their sessions are free for any replica", "replicas", dead, "sessions", sessions)
 		n.TakenOver(sessions)
 		n.ownersGone(dead)
+		n.deliverOwed(ctx)
+		n.sweepLapsed(dead)
 		for _, id := range dead {
 			n.local().RemoteViewers(id, "", nil, false)
 		}

@@ -30,6 +30,7 @@ type Metrics struct {
 	wsClients    prometheus.Gauge
 	exits        *prometheus.CounterVec
 	takeovers    prometheus.Counter
+	dbWaits      prometheus.Counter
 
 	mu       sync.Mutex
 	answered map[string]time.Time // session → when an attached ask was answered
@@ -60,7 +61,10 @@ func New(liveRuns, queuedRuns func() int) *Metrics {
 		Help: "Ended claude processes, by reason (ok, stopped, failed)."}, []string{"reason"})
 	m.takeovers = prometheus.NewCounter(prometheus.CounterOpts{Name: "lease_takeovers_total",
 		Help: "Sessions taken over from replicas whose lease lapsed."})
-	f.MustRegister(m.asks, m.askOutcomes, m.askToFrame, m.answerToTool, m.events, m.batches, m.wsClients, m.exits, m.takeovers)
+	m.dbWaits = prometheus.NewCounter(prometheus.CounterOpts{Name: "db_unavailable_writes_total",
+		Help: "Run-loop writes (or checks) that found the database unavailable; each is retried until it is back."})
+	f.MustRegister(m.asks, m.askOutcomes, m.askToFrame, m.answerToTool, m.events, m.batches, m.wsClients, m.exits, m.takeovers,
+		m.dbWaits)
 	if liveRuns != nil {
 		f.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "runs_live", Help: "Live claude processes."},
 			func() float64 { return float64(liveRuns()) }))
@@ -100,6 +104,14 @@ func (m *Metrics) WSClosed() {
 func (m *Metrics) TakenOver(sessions int) {
 	if m != nil {
 		m.takeovers.Add(float64(sessions))
+	}
+}
+
+// DatabaseUnavailable counts a run-loop write that found the database
+// unavailable (and will be retried).
+func (m *Metrics) DatabaseUnavailable() {
+	if m != nil {
+		m.dbWaits.Inc()
 	}
 }
 

@@ -63,6 +63,10 @@ func (p AskPayload) TheForm() askuser.Form {
 // Response is a member's response to an ask, whatever its kind.
 type Response struct {
 	By string `json:"by,omitempty"`
+	// ByID is the user id of who answered (0 = nobody: a timeout, or an
+	// answer from before it was recorded): the page says "You answered"
+	// to that user alone.
+	ByID int64 `json:"by_id,omitempty"`
 	// Decline denies a permission, asks for changes to a plan or declines a
 	// question; Reason then says why (the plan feedback, for a plan).
 	Decline bool   `json:"decline,omitempty"`
@@ -113,9 +117,8 @@ func (r *Run) openAsk(ctx context.Context, p AskPayload, timeout time.Duration) 
 	}
 	in := Input{ID: p.InputID, SessionID: r.spec.SessionID, RunID: r.id, Kind: p.Kind, Payload: payload, Deadline: deadline}
 	e := r.event(TypeInputRequested, payload)
-	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
-	defer cancel()
-	if err := r.journal.OpenInput(wctx, in, e); err != nil {
+	err = r.persist(ctx, func(ctx context.Context) error { return r.journal.OpenInput(ctx, in, e) }, r.seqCommitted(e.Seq, e.Seq))
+	if err != nil {
 		r.resync(ctx)
 		return "", fmt.Errorf("open input: %w", err)
 	}
@@ -172,9 +175,10 @@ func (r *Run) resolve(ctx context.Context, pa pendingAsk, status askuser.Status,
 		return err
 	}
 	e := r.event(TypeInputResolved, payload)
-	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
-	defer cancel()
-	if err := r.journal.ResolveInput(wctx, id, storeStatus(status), answer, resp.By, e); err != nil {
+	err = r.persist(ctx, func(ctx context.Context) error {
+		return r.journal.ResolveInput(ctx, id, storeStatus(status), answer, resp.By, e)
+	}, r.seqCommitted(e.Seq, e.Seq))
+	if err != nil {
 		if !errors.Is(err, ErrNotPending) && !errors.Is(err, ErrNotFound) {
 			r.resync(ctx)
 		}
@@ -189,6 +193,7 @@ func (r *Run) resolve(ctx context.Context, pa pendingAsk, status askuser.Status,
 	}
 	if pa.attached {
 		r.deliver(ctx, pa, status, resp)
+		r.handOver(ctx, pa, status, resp)
 	}
 	r.changeSession(ctx, SessionChange{Status: r.status()})
 	return nil
@@ -269,7 +274,7 @@ func (r *Run) answer(ctx context.Context, id string, resp Response) error {
 		return err
 	}
 	if !pa.attached {
-		return r.turn(ctx, LateAnswerText(pa.p, status, resp), resp.By)
+		return r.deliverAsTurn(ctx, pa.p, status, resp)
 	}
 	return nil
 }

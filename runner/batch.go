@@ -42,7 +42,8 @@ func (r *Run) handleLines(ctx context.Context, first Line, lines <-chan Line) (e
 }
 
 // flush writes the batched events, then publishes them: browsers see only
-// what the log holds. When the batch fails (a line Postgres refuses, such
+// what the log holds. While the database is unavailable it waits for it
+// (persist), so the loop reads no more output meanwhile. When the batch fails (a line Postgres refuses, such
 // as a \u0000 in a string) the events are written one by one from the
 // log's real end, each refused one replaced by a malformed event that says
 // why, so nothing is lost silently.
@@ -53,11 +54,16 @@ func (r *Run) flush(ctx context.Context) {
 	evs, batching := r.batch, r.batching
 	r.batch, r.batching = nil, false
 	defer func() { r.batching = batching }()
-	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
-	err := r.appendBatch(wctx, evs)
-	cancel()
+	first, last := evs[0].Seq, evs[len(evs)-1].Seq
+	err := r.persist(ctx, func(ctx context.Context) error { return r.appendBatch(ctx, evs) }, r.seqCommitted(first, last))
 	if err == nil {
 		r.publishBatch(evs)
+		return
+	}
+	if unavailable(err) {
+		// Only a run being stopped gives up waiting for the database.
+		r.log.Error("events lost: the run was stopped while the database was unavailable", "events", len(evs), "err", err)
+		r.seq = first - 1
 		return
 	}
 	r.log.Warn("write a batch of events; writing them one by one", "events", len(evs), "err", err)

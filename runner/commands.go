@@ -95,8 +95,17 @@ type askOpened struct {
 }
 
 func (c askCmd) run(ctx context.Context, r *Run) error {
+	if a, ok := r.savedAnswer(c.f.ToolUseID); ok {
+		// The same call asks again (its relay connection broke after the
+		// answer was saved): the process still waits, so answer it now.
+		ch := make(chan askuser.Answer, 1)
+		ch <- a
+		c.reply <- askOpened{answer: ch}
+		return nil
+	}
 	f := c.f
-	p := AskPayload{Kind: KindQuestion, Source: SourceAskUser, Form: &f}
+	f.ToolUseID = "" // kept in the payload, not in the form the card shows
+	p := AskPayload{Kind: KindQuestion, Source: SourceAskUser, Form: &f, ToolUseID: c.f.ToolUseID}
 	timeout := r.callTimeout(f)
 	id, err := r.openAsk(ctx, p, timeout)
 	if err != nil {

@@ -80,6 +80,11 @@ func decodeLine(raw []byte, tooLong bool) Line {
 	if tooLong {
 		return malformed(raw, fmt.Errorf("line longer than %d bytes", MaxLineBytes))
 	}
+	if t := bytes.TrimLeft(raw, " \t\r"); len(t) == 0 || t[0] != '{' {
+		// null, numbers, strings and arrays decode into a struct without
+		// an error, but are not events.
+		return malformed(raw, errors.New("not a JSON object"))
+	}
 	var h header
 	if err := json.Unmarshal(raw, &h); err != nil {
 		return malformed(raw, fmt.Errorf("not a JSON object: %w", err))

@@ -49,6 +49,8 @@ func (r *Run) handleLine(ctx context.Context, l Line) {
 		}
 	case "assistant":
 		r.rememberPlans(l.Raw)
+	case "user":
+		r.confirmDeliveries(ctx, l.Raw)
 	case "control_request":
 		r.handleControlRequest(ctx, l.Raw)
 	case "control_cancel_request":
@@ -98,9 +100,10 @@ func (r *Run) status() string {
 }
 
 func (r *Run) changeSession(ctx context.Context, c SessionChange) {
-	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
-	defer cancel()
-	if err := r.journal.SessionChanged(ctx, r.spec.SessionID, c); err != nil {
+	// Retried whole while the database is away: its parts are updates that
+	// may repeat, but for the usage added last, which a reply lost after
+	// its commit would count twice.
+	if err := r.persist(ctx, func(ctx context.Context) error { return r.journal.SessionChanged(ctx, r.spec.SessionID, c) }, nil); err != nil {
 		r.log.Error("update session", "err", err)
 	}
 }

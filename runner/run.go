@@ -60,6 +60,8 @@ type Run struct {
 	batch        []Event // recorded, not yet written
 	by           turnBy  // who sent the running turn; read by the model gateway
 	runLimits
+	dbWait     // retrying writes the database could not take (dbretry.go)
+	deliveries // answers handed to the process, until Claude has them (delivery.go)
 }
 
 type exitInfo struct {
@@ -103,11 +105,13 @@ func (r *Run) Done() <-chan struct{} { return r.done }
 // and the process's stdin queue. Everything arrives here as a channel receive.
 func (r *Run) loop(ctx context.Context) {
 	defer close(r.done)
+	r.runCtx = ctx
 	// What the loop writes to Postgres must not be cut off by the run's own
 	// cancellation: an insert cancelled mid-flight may still commit, and the
 	// loop's seq would then disagree with the log.
 	work := context.WithoutCancel(ctx)
 	lines := r.lines
+	r.deliverOwed(work) // answers an earlier process never took go first
 	for {
 		select {
 		case l, ok := <-lines:
@@ -156,11 +160,12 @@ func (r *Run) record(ctx context.Context, typ string, payload []byte) error {
 		r.batch, r.seq = append(r.batch, e), e.Seq
 		return nil
 	}
-	// Bounded, so a database outage stalls the run for a while, not forever.
-	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
-	defer cancel()
-	if err := r.journal.Append(ctx, e); err != nil {
-		r.resync(ctx)
+	// An outage is waited out (persist); a refusal is the caller's to handle.
+	err := r.persist(ctx, func(ctx context.Context) error { return r.journal.Append(ctx, e) }, r.seqCommitted(e.Seq, e.Seq))
+	if err != nil {
+		if !unavailable(err) {
+			r.resync(ctx)
+		}
 		return fmt.Errorf("append %s event %d: %w", typ, e.Seq, err)
 	}
 	r.seq = e.Seq
@@ -168,7 +173,7 @@ func (r *Run) record(ctx context.Context, typ string, payload []byte) error {
 	return nil
 }
 
-// writeTimeout bounds one write of the event log.
+// writeTimeout bounds one attempt at a write of the event log.
 const writeTimeout = 15 * time.Second
 
 // recordJSON is record for a value Parley builds itself.

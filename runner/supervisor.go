@@ -25,6 +25,7 @@ type Supervisor struct {
 	runEnded   func()        // told after each run ends (may be nil)
 	slots      *slots        // the cap on live processes and the line for it
 	queueObs   QueueObserver // nil: nobody is told about the line
+	recoverer  Recoverer     // nil: logs are not reconciled at start
 
 	ctx  context.Context // the server's lifetime; runs are its children
 	mu   sync.Mutex
@@ -52,6 +53,9 @@ type Deps struct {
 	// needs a process when all are taken waits in line (see slots.go).
 	MaxRuns int
 	Queue   QueueObserver // hears where waiting sessions stand; may be nil
+	// Recover, if set, reconciles a session's log before each run of it
+	// starts (recover.go).
+	Recover Recoverer
 }
 
 // NewSupervisor returns a Supervisor whose runs live until ctx ends or
@@ -60,7 +64,7 @@ func NewSupervisor(ctx context.Context, d Deps) *Supervisor {
 	return &Supervisor{cfg: d.Config, journal: d.Journal, pub: d.Publisher, broker: d.Broker,
 		log: d.Log, runtimeDir: d.RuntimeDir, runEnded: d.RunEnded, ctx: ctx, runs: map[string]*Run{},
 		slots: &slots{max: d.MaxRuns}, queueObs: d.Queue, starting: map[string]chan struct{}{},
-		drain: drain{kick: make(chan struct{}, 1)}}
+		drain: drain{kick: make(chan struct{}, 1)}, recoverer: d.Recover}
 }
 
 // Options are the per-session settings of a new run.
@@ -289,6 +293,7 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 	// The log's last seq is read here, after the previous run of the
 	// session has left the map (it does so only once its last event is
 	// written), so the new run continues the log exactly.
+	s.reconcile(s.ctx, o.Spec)
 	lctx, lcancel := context.WithTimeout(s.ctx, writeTimeout)
 	last, err := s.journal.LastSeq(lctx, o.SessionID)
 	lcancel()
@@ -372,6 +377,9 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 			s.wg.Add(1)
 			go func() { defer s.wg.Done(); s.startFresh(o, r.unconfirmed) }()
 		}
+		if r.OwesAnswers() {
+			s.resumeToDeliver(o)
+		}
 	}
 	// Shutdown cancels what is in the map; a run that lands there after
 	// it began is cancelled here.
@@ -431,8 +439,10 @@ func (r *Run) Ask(ctx context.Context, f askuser.Form) (askuser.Answer, error) {
 // finish records the end of the run. It runs on the loop goroutine, with a
 // fresh context because the run's own may already be cancelled.
 func (r *Run) finish(x exitInfo) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+	// Unbounded: its writes wait out a database outage (persist), and give
+	// up only once the run is being stopped.
+	ctx := context.Background()
+	r.settleDeliveries(ctx, !x.stopped)
 	// Open asks outlive the process: they stay on the page, and an answer
 	// resumes the session and arrives as the next turn.
 	ids := make([]string, 0, len(r.pending))
@@ -441,7 +451,7 @@ func (r *Run) finish(x exitInfo) {
 	}
 	r.detach(ctx, ids, "the Claude process ended")
 	close(r.writes)
-	if err := r.journal.RunEnded(ctx, r.id, x.code, x.reason); err != nil {
+	if err := r.persist(ctx, func(ctx context.Context) error { return r.journal.RunEnded(ctx, r.id, x.code, x.reason) }, nil); err != nil {
 		r.log.Error("record run end", "err", err)
 	}
 	status := StatusEnded

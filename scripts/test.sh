@@ -35,4 +35,22 @@ echo "== go test"
 export PARLEY_REQUIRE_ALL=1
 export PARLEY_ARTEFACTS="${PARLEY_ARTEFACTS:-$PWD/testdata-out}"
 mkdir -p "$PARLEY_ARTEFACTS"
-go test -count=1 -timeout 45m "$@" ./...
+# The fault suite: crashes, database outages, socket drops and oversized
+# input, with real processes (every TestFault… in the tree).
+echo "== fault suite"
+go test -count=1 -timeout 30m -run '^TestFault' "$@" ./...
+echo "== the other tests"
+go test -count=1 -timeout 45m -skip '^TestFault' "$@" ./...
+
+# Fuzzing, bounded: each target runs from its committed corpus
+# (testdata/fuzz) for PARLEY_FUZZTIME. A failure writes the input to
+# testdata/fuzz, to commit with the fix.
+echo "== fuzz"
+for target in runner:FuzzDecoder runner:FuzzCheckResponse askuser:FuzzDecodeForm server:FuzzParseWSMessage; do
+	if ! out=$(go test -run '^$' -fuzz "^${target#*:}\$" -fuzztime "${PARLEY_FUZZTIME:-15s}" -fuzzminimizetime 5s "./${target%%:*}" 2>&1); then
+		printf '%s\n' "$out" | tail -40 >&2
+		echo "fuzz target ${target} failed" >&2
+		exit 1
+	fi
+	echo "${target}: $(printf '%s\n' "$out" | grep -o 'execs: [0-9]*' | tail -1)"
+done

@@ -102,7 +102,7 @@ func (s *Server) answerAsk(ctx context.Context, r *http.Request, sessionID strin
 	if err != nil {
 		return err
 	}
-	resp.By = v.Name
+	resp.By, resp.ByID = v.Name, v.ID
 	return s.deliverAnswer(ctx, sess, f.InputID, resp)
 }
 

@@ -259,7 +259,7 @@ func TestAskUserQuestionAnswered(t *testing.T) {
 		"choice_1": []string{"S", "L"}, "other_1": "and XL"})
 	// With free text among the answers the CLI words it differently.
 	e.wantToolResult(2, `The user answered: "Which colour?"="Blue", "Which sizes?"="S, L, and XL". Read the answers carefully — they may request clarification, changes, or that you not proceed — and follow what they actually say.`, false)
-	w.waitFor(60*time.Second, "You answered: Blue; S, L, and XL (you)")
+	w.waitFor(60*time.Second, ">you answered: Blue; S, L, and XL<", `data-you="You answered: Blue; S, L, and XL"`)
 }
 
 func TestAskUserQuestionDeclined(t *testing.T) {

@@ -119,7 +119,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		}
 		ctx := context.WithValue(r.Context(), viewerKey{}, v)
 		if v.signedIn() {
-			ctx = views.WithUser(ctx, views.User{Name: v.Name, Email: v.Email, Admin: v.Admin, CSRF: v.csrf})
+			ctx = views.WithUser(ctx, views.User{ID: v.ID, Name: v.Name, Email: v.Email, Admin: v.Admin, CSRF: v.csrf})
 		}
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})

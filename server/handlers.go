@@ -6,10 +6,12 @@ import (
 	"unicode/utf8"
 
 	"github.com/a-h/templ"
+
+	"parley/views"
 )
 
 // maxPromptBytes bounds one prompt.
-const maxPromptBytes = 256 << 10
+const maxPromptBytes = views.MaxPromptBytes
 
 func (s *Server) handleSession() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -39,9 +41,9 @@ func checkPrompt(text string) (string, error) {
 	case text == "":
 		return "", badRequest("Write something for Claude first.")
 	case len(text) > maxPromptBytes:
-		return "", badRequest("That message is too long (the limit is 256 KB).")
+		return "", errTooBig(int64(len(text)), maxPromptBytes)
 	case !utf8.ValidString(text):
-		return "", badRequest("That message is not valid text.")
+		return "", errInvalidUTF8
 	case strings.IndexByte(text, 0) >= 0:
 		return "", errNUL
 	}

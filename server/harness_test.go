@@ -67,11 +67,17 @@ type envOptions struct {
 	maxRuns    int            // cap on live claude processes; 0 = none
 	isolation  string         // "uid": per-project uids (needs root); "bwrap": bubblewrap; "": none
 	gateway    gateway.Config // limits of the model gateway (its upstream is the fake model)
+
+	// claudeBin wraps the CLI (a tee of its stdout, say); nil = the real one.
+	claudeBin func(real string) string
 }
 
 func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	t.Helper()
 	claude := fakeapi.ClaudeBin(t)
+	if o.claudeBin != nil {
+		claude = o.claudeBin(claude)
+	}
 	if o.askTimeout == 0 {
 		o.askTimeout = 300 * time.Second
 	}

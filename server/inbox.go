@@ -194,9 +194,10 @@ func (c *inboxConn) writeLoop(ctx context.Context, pokes <-chan struct{}) error 
 		case <-ping.C:
 			// As on the session socket: a revoked sign-in stops receiving
 			// within a ping period (answers are authorized one by one).
-			if v, err := c.s.lookupViewer(ctx, c.r); err != nil || v.ID != c.v.ID {
+			// A database error is not a sign-out (see accessEnded): check again later.
+			if v, err := c.s.lookupViewer(ctx, c.r); err == nil && v.ID != c.v.ID {
 				c.conn.SetWriteDeadline(time.Now().Add(writeWait))
-				return c.conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "access ended"))
+				return c.conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(closeSignedOut, reasonSignedOut))
 			}
 			c.conn.SetWriteDeadline(time.Now().Add(writeWait))
 			if err := c.conn.WriteMessage(websocket.PingMessage, nil); err != nil {
@@ -257,15 +258,23 @@ func (c *inboxConn) refresh(ctx context.Context, full bool) error {
 
 // readLoop takes answers from the cards in the inbox.
 func (c *inboxConn) readLoop(ctx context.Context) {
-	c.conn.SetReadLimit(maxWSInput)
+	c.conn.SetReadLimit(maxWSFrame)
 	c.conn.SetReadDeadline(time.Now().Add(pongWait))
 	c.conn.SetPongHandler(func(string) error { return c.conn.SetReadDeadline(time.Now().Add(pongWait)) })
 	for {
-		_, data, err := c.conn.ReadMessage()
+		data, tooBig, err := readInput(c.conn)
 		if err != nil {
 			return
 		}
 		c.conn.SetReadDeadline(time.Now().Add(pongWait))
+		if tooBig > 0 {
+			c.toast("error", userMessage(errTooBig(tooBig, maxPromptBytes)))
+			continue
+		}
+		if err := checkUTF8(data); err != nil {
+			c.toast("error", userMessage(err))
+			continue
+		}
 		var m wsMessage
 		if err := json.Unmarshal(data, &m); err != nil || m.Action != "answer" {
 			continue // hello and the like: the inbox needs nothing from them
@@ -276,12 +285,17 @@ func (c *inboxConn) readLoop(ctx context.Context) {
 			if !errors.As(err, &he) && !errors.As(err, &ae) {
 				c.s.log.Error("inbox answer failed", "err", err)
 			}
-			if f, err := renderFrame(ctx, views.Toast("error", userMessage(err))); err == nil {
-				select {
-				case c.out <- f:
-				default:
-				}
-			}
+			c.toast("error", userMessage(err))
+		}
+	}
+}
+
+// toast queues a message for this page; it is dropped if the page is not reading.
+func (c *inboxConn) toast(level, text string) {
+	if f, err := renderFrame(context.Background(), views.Toast(level, text)); err == nil {
+		select {
+		case c.out <- f:
+		default:
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"parley/metrics"
@@ -30,7 +31,8 @@ func toStoreEvent(e runner.Event) store.Event {
 }
 
 func (j journal) LastSeq(ctx context.Context, sessionID string) (int64, error) {
-	return j.st.LastSeq(ctx, sessionID)
+	n, err := j.st.LastSeq(ctx, sessionID)
+	return n, j.dbErr(err)
 }
 
 func (j journal) Append(ctx context.Context, e runner.Event) error {
@@ -39,12 +41,12 @@ func (j journal) Append(ctx context.Context, e runner.Event) error {
 	if err == nil {
 		j.metrics.EventsWritten(1, time.Since(start))
 	}
-	return err
+	return j.dbErr(err)
 }
 
 func (j journal) OpenInput(ctx context.Context, in runner.Input, e runner.Event) error {
-	return j.st.OpenInput(ctx, store.Input{ID: in.ID, SessionID: in.SessionID, RunID: in.RunID,
-		Kind: in.Kind, Payload: in.Payload, Deadline: in.Deadline}, toStoreEvent(e))
+	return j.dbErr(j.st.OpenInput(ctx, store.Input{ID: in.ID, SessionID: in.SessionID, RunID: in.RunID,
+		Kind: in.Kind, Payload: in.Payload, Deadline: in.Deadline}, toStoreEvent(e)))
 }
 
 func (j journal) ResolveInput(ctx context.Context, id, status string, answer json.RawMessage, by string, e runner.Event) error {
@@ -55,7 +57,7 @@ func (j journal) ResolveInput(ctx context.Context, id, status string, answer jso
 	case errors.Is(err, store.ErrNotFound):
 		return runner.ErrNotFound
 	}
-	return err
+	return j.dbErr(err)
 }
 
 func (j journal) LoadInput(ctx context.Context, id string) (runner.Input, error) {
@@ -64,21 +66,26 @@ func (j journal) LoadInput(ctx context.Context, id string) (runner.Input, error)
 		return runner.Input{}, runner.ErrNotFound
 	}
 	if err != nil {
-		return runner.Input{}, err
+		return runner.Input{}, j.dbErr(err)
 	}
 	return runner.Input{ID: in.ID, SessionID: in.SessionID, RunID: in.RunID, Kind: in.Kind, Status: in.Status,
 		Payload: in.Payload, Deadline: in.Deadline}, nil
 }
 
 func (j journal) RunStarted(ctx context.Context, sessionID string, pid int) (int64, error) {
-	return j.st.StartRun(ctx, sessionID, pid)
+	id, err := j.st.StartRun(ctx, sessionID, pid)
+	return id, j.dbErr(err)
 }
 
 func (j journal) RunEnded(ctx context.Context, runID int64, exitCode int, reason string) error {
-	return j.st.EndRun(ctx, runID, exitCode, reason)
+	return j.dbErr(j.st.EndRun(ctx, runID, exitCode, reason))
 }
 
 func (j journal) SessionChanged(ctx context.Context, sessionID string, c runner.SessionChange) error {
+	return j.dbErr(j.sessionChanged(ctx, sessionID, c))
+}
+
+func (j journal) sessionChanged(ctx context.Context, sessionID string, c runner.SessionChange) error {
 	if c.NewClaudeSessionID != "" {
 		if err := j.st.SetClaudeSessionID(ctx, sessionID, c.NewClaudeSessionID); err != nil {
 			return err
@@ -111,5 +118,16 @@ func (j journal) AppendBatch(ctx context.Context, evs []runner.Event) error {
 	if err == nil {
 		j.metrics.EventsWritten(len(list), time.Since(start))
 	}
-	return err
+	return j.dbErr(err)
+}
+
+// dbErr marks an error that means the database could not take the
+// operation now with runner.ErrUnavailable, so the run waits for the
+// database instead of dropping the write, and counts it.
+func (j journal) dbErr(err error) error {
+	if !store.Unavailable(err) {
+		return err
+	}
+	j.metrics.DatabaseUnavailable()
+	return fmt.Errorf("%w: %w", runner.ErrUnavailable, err)
 }

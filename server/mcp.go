@@ -159,7 +159,7 @@ func (b mcpBackend) Respond(ctx context.Context, u mcpapi.User, in mcpapi.Respon
 	if err != nil {
 		return err
 	}
-	resp.By = u.Name
+	resp.By, resp.ByID = u.Name, u.ID
 	return mcpError(b.s.deliverAnswer(ctx, sess, ask.ID, resp))
 }
 

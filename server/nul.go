@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
+	"unicode/utf8"
 )
 
 // Postgres text and jsonb cannot hold a NUL character, so a prompt, answer
@@ -15,11 +17,18 @@ var errNUL = badRequest("That text contains a NUL character (\\0), which Parley 
 
 // refuseNUL refuses a request whose query or URL-encoded form carries a
 // NUL: encoded, a NUL is "%00" (a literal "%00" typed by someone is sent as
-// "%2500"), or a raw zero byte. The body is already bounded by limit.Body.
+// "%2500"), or a raw zero byte. It also refuses one whose values, decoded,
+// are not valid UTF-8 (Go would keep the bytes, Postgres refuse them, and
+// a later step replace them): 400 with a sentence, never a quiet U+FFFD.
+// The body is already bounded by limit.Body.
 func refuseNUL(s *Server, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hasEncodedNUL(r.URL.RawQuery) {
 			s.fail(w, r, errNUL)
+			return
+		}
+		if !validFormText(r.URL.RawQuery) {
+			s.fail(w, r, errInvalidUTF8)
 			return
 		}
 		if r.Body != nil && r.Body != http.NoBody && strings.HasPrefix(r.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {
@@ -32,10 +41,37 @@ func refuseNUL(s *Server, next http.Handler) http.Handler {
 				s.fail(w, r, errNUL)
 				return
 			}
+			if !validFormText(string(b)) {
+				s.fail(w, r, errInvalidUTF8)
+				return
+			}
 			r.Body = io.NopCloser(bytes.NewReader(b))
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// validFormText reports whether every key and value of a URL-encoded form
+// is valid UTF-8 once decoded.
+func validFormText(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	if !strings.Contains(s, "%") {
+		return true
+	}
+	vs, _ := url.ParseQuery(s) // what parses is checked; a bad escape is the handler's to refuse
+	for k, list := range vs {
+		if !utf8.ValidString(k) {
+			return false
+		}
+		for _, v := range list {
+			if !utf8.ValidString(v) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func hasEncodedNUL(s string) bool {

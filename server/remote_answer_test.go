@@ -95,7 +95,7 @@ func TestAnswerFromTerminal(t *testing.T) {
 		t.Errorf("answer said %q", msg)
 	}
 	e.wantToolResult(2, "User selected: Blue", false)
-	w.waitFor(30*time.Second, "You answered: Blue ("+e.user.Name+")")
+	w.waitFor(30*time.Second, ">"+e.user.Name+" answered: Blue<")
 	if _, err := runAsks(t, c, "answer", in.ID, "--choice", "Green"); err == nil || !strings.Contains(err.Error(), "already answered") {
 		t.Errorf("a second answer: %v, want already answered", err)
 	}

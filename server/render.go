@@ -120,7 +120,7 @@ func (r *renderer) components(e store.Event) []templ.Component {
 	case "stream_event":
 		return r.stream(e.Payload)
 	case "assistant":
-		return r.assistant(e.Payload)
+		return append(r.assistant(e.Payload), cutOffMark(e)...)
 	case "user":
 		return toolResults(e.Payload)
 	case "result":
@@ -131,6 +131,10 @@ func (r *renderer) components(e store.Event) []templ.Component {
 		return askResolved(e)
 	case "input_detached":
 		return askDetached(e)
+	case runner.TypeInputDelivered:
+		return askDelivered(e)
+	case runner.TypeInputUndelivered:
+		return askUndelivered(e)
 	case "interrupt":
 		var p struct{ By string }
 		_ = json.Unmarshal(e.Payload, &p)

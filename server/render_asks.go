@@ -111,16 +111,24 @@ type resolution struct {
 func askClosed(payload []byte) templ.Component {
 	var p resolution
 	_ = json.Unmarshal(payload, &p)
-	text := outcomeText(p)
-	if p.Detached && (p.Status == "answered" || p.Status == "denied") {
-		text += " Sent to Claude as a new message."
-	}
-	return views.AskClosed(p.InputID, p.Status, text)
+	// How the answer reaches Claude is the card's delivery line (delivery.go).
+	return views.AskClosed(p.InputID, p.Status, outcome(p))
 }
 
 // outcomeText says in a sentence how an ask ended.
-func outcomeText(p resolution) string {
-	by := orSomeone(p.AnsweredBy)
+func outcomeText(p resolution) string { return outcome(p).String() }
+
+// outcome says how an ask ended, naming who answered apart so that the
+// page can say "You" to them alone.
+func outcome(p resolution) views.Outcome {
+	by := func(lead, rest string) views.Outcome {
+		you := "you"
+		if lead == "" {
+			you = "You"
+		}
+		return views.Outcome{Text: lead + orSomeone(p.AnsweredBy) + rest, You: lead + you + rest, ByID: p.Answer.ByID}
+	}
+	plain := func(text string) views.Outcome { return views.Outcome{Text: text} }
 	reason := ""
 	if r := strings.TrimSpace(p.Reason); r != "" {
 		reason = ": " + r
@@ -129,44 +137,47 @@ func outcomeText(p resolution) string {
 	case "timed_out":
 		switch p.Kind {
 		case runner.KindPermission:
-			return "Time ran out; the request was denied."
+			return plain("Time ran out; the request was denied.")
 		case runner.KindPlan:
-			return "Time ran out; the plan was not approved."
+			return plain("Time ran out; the plan was not approved.")
 		}
-		return "Question timed out"
+		return plain("Question timed out")
 	case "cancelled", "expired":
 		noun := "Question"
 		if p.Kind == runner.KindPermission || p.Kind == runner.KindPlan {
 			noun = "Request"
 		}
-		return noun + " " + strings.ReplaceAll(p.Status, "_", " ") + reason
+		return plain(noun + " " + strings.ReplaceAll(p.Status, "_", " ") + reason)
 	case "denied":
 		switch p.Kind {
 		case runner.KindPermission:
-			return "Denied by " + by + reason
+			return by("Denied by ", reason)
 		case runner.KindPlan:
-			return "Changes requested by " + by + reason
+			return by("Changes requested by ", reason)
 		}
-		return "Declined by " + by + reason
+		return by("Declined by ", reason)
 	}
 	switch p.Kind {
 	case runner.KindPermission:
 		switch {
 		case p.Answer.Command != nil:
-			return "Allowed by " + by + " with the command changed to: " + *p.Answer.Command
+			return by("Allowed by ", " with the command changed to: "+*p.Answer.Command)
 		case p.Answer.Input != nil:
-			return "Allowed by " + by + " with the input changed to: " + string(p.Answer.Input)
+			return by("Allowed by ", " with the input changed to: "+string(p.Answer.Input))
 		case p.Answer.AllowAlways:
-			return "Allowed by " + by + " for the rest of this session"
+			return by("Allowed by ", " for the rest of this session")
 		}
-		return "Allowed by " + by
+		return by("Allowed by ", "")
 	case runner.KindPlan:
 		if p.Answer.Mode == "acceptEdits" {
-			return "Plan approved by " + by + "; Claude accepts edits without asking"
+			return by("Plan approved by ", "; Claude accepts edits without asking")
 		}
-		return "Plan approved by " + by + "; Claude asks before edits"
+		return by("Plan approved by ", "; Claude asks before edits")
 	}
-	return "You answered: " + repliesText(p.Answer.Replies) + " (" + by + ")"
+	if p.AnsweredBy == "" {
+		return plain("Answered: " + repliesText(p.Answer.Replies))
+	}
+	return by("", " answered: "+repliesText(p.Answer.Replies))
 }
 
 func repliesText(rs []askuser.Reply) string {

@@ -48,7 +48,7 @@ type replica struct {
 var listeningLine = regexp.MustCompile(`msg="parley listening" url=(\S+) replica=(\S+)`)
 
 // startReplica starts a `parley serve` and waits until it listens; extra
-// is more of its environment ("KEY=value").
+// is more of its environment ("KEY=value"; later entries win: PARLEY_ISOLATION=uid, say).
 func (e *env) startReplica(name string, extra ...string) *replica {
 	e.t.Helper()
 	bin, err := parleyBin()

@@ -24,6 +24,10 @@ func (s *Server) renderSession(w http.ResponseWriter, r *http.Request, sess stor
 	v := views.SessionView{ID: sess.ID, Title: sess.Title, Status: sess.Status, ProjectID: sess.ProjectID}
 	v.QueuePlace, v.QueueLength = s.sup.QueuePlace(sess.ID)
 	ctx := r.Context()
+	// A viewer can watch but not prompt or stop: no Send or Stop box.
+	if role, err := s.checkAccess(ctx, s.viewer(r), sess.ProjectID, actView); err == nil {
+		v.ReadOnly = !can(role, s.viewer(r).Admin, actPrompt)
+	}
 	if l, err := s.st.ProjectLimits(ctx, sess.ProjectID); err == nil {
 		if sp, err := s.st.Spending(ctx, sess.ID); err == nil {
 			v.Budget = budgetLine(l, sp)

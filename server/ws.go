@@ -17,8 +17,7 @@ const (
 	pongWait    = 60 * time.Second
 	pingPeriod  = pongWait * 9 / 10
 	helloWait   = 10 * time.Second
-	maxWSInput  = 256 << 10 // one message from a browser: a prompt or an answer
-	backlogPage = 400       // events per catch-up frame
+	backlogPage = 400 // events per catch-up frame
 )
 
 var upgrader = websocket.Upgrader{
@@ -129,8 +128,8 @@ func (c *wsConn) writeLoop(ctx context.Context, sub *Subscription) error {
 		case <-ping.C:
 			// A watcher whose sign-in was revoked or who left the project
 			// stops receiving within a ping period (actions check at once).
-			if _, _, err := c.s.authorizeSession(ctx, c.r, c.sess.ID, actView); err != nil {
-				return c.close(websocket.ClosePolicyViolation, "access ended")
+			if code, reason, ended := c.accessEnded(ctx); ended {
+				return c.close(code, reason)
 			}
 			if err := c.writePing(); err != nil {
 				return err

@@ -51,13 +51,13 @@ func (l *stringList) UnmarshalJSON(b []byte) error {
 
 // readLoop handles the page's messages until the connection fails.
 func (c *wsConn) readLoop(ctx context.Context) {
-	c.conn.SetReadLimit(maxWSInput)
+	c.conn.SetReadLimit(maxWSFrame)
 	c.conn.SetReadDeadline(time.Now().Add(pongWait))
 	c.conn.SetPongHandler(func(string) error {
 		return c.conn.SetReadDeadline(time.Now().Add(pongWait))
 	})
 	for {
-		_, data, err := c.conn.ReadMessage()
+		data, tooBig, err := readInput(c.conn)
 		if err != nil {
 			if errors.Is(err, websocket.ErrReadLimit) {
 				c.s.log.Info("websocket message too large", "session_id", c.sess.ID)
@@ -65,16 +65,15 @@ func (c *wsConn) readLoop(ctx context.Context) {
 			return
 		}
 		c.conn.SetReadDeadline(time.Now().Add(pongWait))
-		if err := checkNoNUL(data); err != nil {
+		if tooBig > 0 {
+			c.toast("error", userMessage(errTooBig(tooBig, maxPromptBytes)))
+			continue
+		}
+		m, err := parseWSMessage(data)
+		if err != nil {
 			c.toast("error", userMessage(err))
 			continue
 		}
-		var m wsMessage
-		if err := json.Unmarshal(data, &m); err != nil {
-			c.toast("error", "Parley could not read that message from the page; reload and try again.")
-			continue
-		}
-		m.raw = data
 		if err := c.handle(ctx, m); err != nil {
 			var he *httpError
 			var ae *runner.AnswerError

@@ -6,12 +6,7 @@
   "use strict";
 
   // Reconnect soon after a drop, then back off (with jitter) to 10 s.
-  if (window.htmx) {
-    htmx.config.wsReconnectDelay = function (retryCount) {
-      var max = Math.min(500 * Math.pow(2, retryCount), 10000);
-      return max / 2 + (max / 2) * Math.random();
-    };
-  }
+  if (window.htmx) htmx.config.wsReconnectDelay = function (n) { return reconnectDelay(n); };
 
   function lastSeq() {
     var el = document.getElementById("last-seq");
@@ -54,14 +49,44 @@
       bannerTimer = setTimeout(function () { banner(""); }, 4000);
     }
   });
+  // The close-code contract with the server (server/ws_close.go): 4001 the
+  // sign-in ended, 4003 access to the session ended, 1008 a refusal that a
+  // reconnect cannot fix (too many tabs; the reason says what to do). Every
+  // other close is recoverable. htmx's ws extension reconnects by itself
+  // after 1006, 1011, 1012 and 1013; this page reconnects after all the
+  // others too (1000, 1001 at a server restart, 1009, unknown codes), with
+  // the same capped, jittered backoff. The catch-up makes it lossless.
+  var finalClose = { 4001: true, 4003: true, 1008: true };
+  var extReconnects = { 1006: true, 1011: true, 1012: true, 1013: true };
+  var retries = new WeakMap(), openedAt = new WeakMap();
+  function reconnectDelay(n) {
+    var max = Math.min(500 * Math.pow(2, n), 10000);
+    return max / 2 + (max / 2) * Math.random();
+  }
+  document.addEventListener("htmx:wsOpen", function (e) { openedAt.set(e.target, Date.now()); }, true);
+  document.addEventListener("htmx:wsClose", function (e) {
+    var ev = e.detail && e.detail.event, el = e.target, w = e.detail && e.detail.socketWrapper;
+    var code = ev ? ev.code : 1006;
+    if (finalClose[code] || extReconnects[code] || !w || !document.body.contains(el)) return;
+    // A socket that was closed soon after it opened keeps backing off.
+    var n = Date.now() - (openedAt.get(el) || 0) > 10000 ? 0 : (retries.get(el) || 0);
+    retries.set(el, n + 1);
+    setTimeout(function () { if (document.body.contains(el)) w.reconnect(); }, reconnectDelay(n));
+  });
+  function signInLink() {
+    var a = document.createElement("a");
+    a.href = "/login?next=" + encodeURIComponent(location.pathname);
+    a.textContent = "Sign in";
+    return a;
+  }
   document.addEventListener("htmx:wsClose", function (e) {
     if (counterSocket(e)) return;
-    // 1008 (policy violation) is Parley refusing the socket: too many
-    // open tabs, or access ended. The reason says which; no reconnect.
     var ev = e.detail && e.detail.event;
-    if (ev && ev.code === 1008) {
-      setConn("closed", "offline");
-      banner(ev.reason || "Parley closed this page's connection: reload it.", "offline");
+    if (ev && finalClose[ev.code]) {
+      setConn("closed", "closed");
+      banner(ev.reason || "Parley closed this page's connection: reload it.", "closed");
+      var el = document.getElementById("offline");
+      if (el && ev.code === 4001) { el.appendChild(document.createTextNode(" ")); el.appendChild(signInLink()); }
       return;
     }
     wasOffline = true;
@@ -175,6 +200,33 @@
       e.preventDefault();
       if (e.target.value.trim() !== "") e.target.form.requestSubmit();
     }
+  });
+
+  // A message over the server's limit is refused here, before sending,
+  // with the limit stated; the text stays in the box and the socket open.
+  // The server refuses one too (an error frame), in the same words.
+  var encoder = new TextEncoder();
+  function sizeText(n) {
+    return n < 1048576 ? Math.ceil(n / 1024) + " KiB" : (n / 1048576).toFixed(1) + " MiB";
+  }
+  function note(form, text) {
+    var el = form.id === "prompt-form" ? document.getElementById("prompt-note") : form.querySelector(".ask-state");
+    if (!el) return;
+    el.textContent = text;
+    el.hidden = !text;
+  }
+  document.addEventListener("htmx:wsBeforeSend", function (e) {
+    var form = e.target.closest ? e.target.closest("form") : null;
+    var limit = parseInt(document.body.getAttribute("data-max-bytes") || "0", 10);
+    if (!form || !limit) return;
+    var box = form.id === "prompt-form" ? form.querySelector("textarea") : null;
+    var n = encoder.encode(box ? box.value.trim() : e.detail.message).length;
+    if (n <= limit) { note(form, ""); return; }
+    e.preventDefault();
+    note(form, "This message is " + sizeText(n) + "; the limit is " + sizeText(limit) + ".");
+  });
+  document.addEventListener("input", function (e) {
+    if (e.target.id === "prompt" && e.target.form) note(e.target.form, "");
   });
 
   document.addEventListener("htmx:wsAfterSend", function (e) {

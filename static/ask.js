@@ -54,8 +54,27 @@
       box.remove();
       if (v === "yes") Notification.requestPermission();
     });
-    document.body.appendChild(box);
+    // In the flow, under the session's head (or at the top of the page),
+    // never fixed over the composer or an ask card.
+    var head = document.querySelector(".chat-head"), main = document.querySelector("main");
+    if (head) head.insertAdjacentElement("afterend", box);
+    else if (main) main.insertBefore(box, main.firstChild);
+    else document.body.insertBefore(box, document.body.firstChild);
   }
+
+  // An ask's outcome names who answered; the one who did reads "You"
+  // (the server renders the card once for every viewer).
+  function markYou() {
+    var me = document.body.getAttribute("data-user-id");
+    if (!me || me === "0") return;
+    document.querySelectorAll('.ask-outcome[data-user-id="' + me + '"]').forEach(function (el) {
+      el.textContent = el.getAttribute("data-you");
+      el.removeAttribute("data-user-id");
+    });
+  }
+  markYou();
+  document.addEventListener("htmx:wsAfterMessage", markYou);
+  document.addEventListener("htmx:afterSettle", markYou);
 
   document.addEventListener("htmx:oobAfterSwap", function (e) {
     var t = e.detail && e.detail.target;

@@ -3,6 +3,11 @@ package views
 
 import "strconv"
 
+// MaxPromptBytes bounds the text of one prompt or answer. The page refuses a
+// longer one before sending it (static/app.js reads it from the body's
+// data-max-bytes), and the server refuses it again.
+const MaxPromptBytes = 256 << 10
+
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 func optID(askID string, i int) string { return "ask-" + askID + "-opt-" + strconv.Itoa(i) }

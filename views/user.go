@@ -9,6 +9,7 @@ import (
 // request's context (see WithUser): the header shows them, and forms carry
 // their sign-in's CSRF token.
 type User struct {
+	ID          int64 // the page's script tells the user's own answers by it
 	Name, Email string
 	Admin       bool
 	CSRF        string

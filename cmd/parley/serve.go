@@ -25,6 +25,7 @@ import (
 	"parley/sandbox"
 	"parley/server"
 	"parley/store"
+	"parley/transcript"
 )
 
 // config is Parley's configuration: environment variables, which flags may
@@ -219,18 +220,22 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	if err != nil {
 		return err
 	}
+	// Logs are reconciled with Claude's transcripts before runs start and
+	// after a crash (see recoverLost).
+	rec := transcript.New(st, pub, log)
 	// Run loops write through the store's own small pool.
 	sup = runner.NewSupervisor(runCtx, runner.Deps{
 		Config:  rc,
 		Journal: server.NewMeteredJournal(st.Live(), met), Publisher: pub,
 		Broker: broker, Log: log, RuntimeDir: runtimeDir, RunEnded: expiry.Kick,
-		MaxRuns: c.MaxRuns, Queue: server.NewQueueObserver(hub),
+		MaxRuns: c.MaxRuns, Queue: server.NewQueueObserver(hub), Recover: rec,
 	})
 	var srv *server.Server
-	node := cluster.New(cluster.Config{TTL: c.LeaseTTL, DataDir: c.DataDir}, cluster.Deps{Store: st, Supervisor: sup,
+	node := cluster.New(cluster.Config{TTL: c.LeaseTTL, DataDir: c.DataDir, RuntimeBase: filepath.Dir(runtimeDir)}, cluster.Deps{Store: st, Supervisor: sup,
 		// Unmetered: the owner's replica counts its events once.
-		Publisher: server.NewPublisher(hub), Log: log.With("replica", st.Replica()), TakenOver: met.TakenOver,
-		Starter: func(id string) runner.Starter { return srv.SessionStarter(id) }, Local: hub})
+		Publisher: server.NewPublisher(hub), Log: log.With("replica", st.Replica()),
+		TakenOver: func(n int) { met.TakenOver(n); recoverLost(ctx, srv, rec, log) },
+		Starter:   func(id string) runner.Starter { return srv.SessionStarter(id) }, Local: hub})
 	hub.Announce = node.Viewers // this replica's viewers join the other replicas' presence lists
 	// A replica that starts takes over only replicas that lapsed.
 	if err := node.Join(ctx); err != nil {
@@ -244,6 +249,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	if err != nil {
 		return err
 	}
+	recoverLost(ctx, srv, rec, log)
 	web := server.NewHTTPServer(srv.Handler())
 	relay := &http.Server{Handler: srv.RelayHandler(), ReadHeaderTimeout: 10 * time.Second}
 	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))

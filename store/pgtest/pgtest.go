@@ -38,6 +38,9 @@ var server struct {
 	external bool
 	stop     func() error // stops the throwaway cluster; nil for an external server
 	dir      string       // the throwaway cluster's directory
+
+	mu      sync.Mutex // serialises Stop and Start
+	stopped bool       // Stop has stopped the cluster and Start has not restarted it
 }
 
 // New returns the URL of a new database for t, with every migration applied. The database
@@ -78,6 +81,48 @@ func Main(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+// Stop stops this test process's throwaway cluster with a fast shutdown (what
+// `pg_ctl stop -m fast` does: clients are disconnected, open transactions
+// aborted), so every database of New is unavailable until Start. Fault tests
+// use it to take the database away mid-run; they must not run in parallel
+// with other tests of their package. It skips t on an external server,
+// which a test must not stop.
+func Stop(t testing.TB) {
+	t.Helper()
+	server.mu.Lock()
+	defer server.mu.Unlock()
+	if server.external || server.stop == nil {
+		t.Skip("pgtest: the database is an external server (PARLEY_TEST_DATABASE_URL); it cannot be stopped")
+	}
+	if server.stopped {
+		return
+	}
+	if err := server.stop(); err != nil {
+		t.Fatalf("pgtest: stop the cluster: %v", err)
+	}
+	server.stopped = true
+}
+
+// Start restarts the cluster Stop stopped, on the same socket, so every URL
+// of New works again. Stop then Start from a Cleanup keeps the cluster up
+// for the tests that follow.
+func Start(t testing.TB) {
+	t.Helper()
+	server.mu.Lock()
+	defer server.mu.Unlock()
+	if !server.stopped {
+		return
+	}
+	u, stop, err := store.StartEmbedded(context.Background(), server.dir, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatalf("pgtest: restart the cluster: %v", err)
+	}
+	server.stop, server.stopped = stop, false
+	if got, _ := url.Parse(u); got == nil || got.Query().Get("host") != server.baseURL.Query().Get("host") {
+		t.Fatalf("pgtest: the restarted cluster listens at %s, not at %s", u, server.baseURL)
+	}
 }
 
 // setup connects to (or starts) the server and creates the migrated template database.
@@ -141,7 +186,7 @@ func teardown() error {
 		}
 		server.admin.Close()
 	}
-	if server.stop != nil {
+	if server.stop != nil && !server.stopped {
 		errs = append(errs, server.stop())
 	}
 	if server.dir != "" {

@@ -1,0 +1,31 @@
+package cluster
+
+import (
+	"path/filepath"
+
+	"parley/runner"
+)
+
+// sweepLapsed removes the run files (ask_user token configs, --mcp-config
+// files) of replicas whose lease lapsed: their runs are gone and their
+// tokens dead. A replica killed and restarted at once finds its previous
+// self still live and leaves its files alone; they go here, as soon as its
+// row lapses. Only the files go, never the directory: a replica that lapsed
+// while alive (a database outage) still writes its new runs' files there.
+func (n *Node) sweepLapsed(dead []string) {
+	if n.cfg.RuntimeBase == "" {
+		return
+	}
+	for _, id := range dead {
+		if id == n.id || id == "" || filepath.Base(id) != id {
+			continue
+		}
+		k, err := runner.SweepRunFiles(filepath.Join(n.cfg.RuntimeBase, id))
+		if err != nil {
+			n.Log.Warn("sweep the run files of a stopped replica", "replica", id, "err", err)
+		}
+		if k > 0 {
+			n.Log.Info("removed the run files of a stopped replica", "replica", id, "files", k)
+		}
+	}
+}

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"parley/server"
+	"parley/transcript"
+)
+
+// recoverLost reconciles the sessions whose runs went with a crashed Parley
+// (server.RecoverLost). srv is nil while the replica is still joining: the
+// call after server.New covers that takeover.
+func recoverLost(ctx context.Context, srv *server.Server, rec *transcript.Reconciler, log *slog.Logger) {
+	if srv == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	n, err := srv.RecoverLost(ctx, rec)
+	if err != nil {
+		log.Error("reconcile sessions after a crash", "err", err)
+	}
+	if n > 0 {
+		log.Info("reconciled sessions whose runs ended with a stopped Parley", "sessions", n)
+	}
+}

@@ -1,0 +1,174 @@
+// Package transcript brings a session's event log up to date with the
+// claude CLI's own transcript of the conversation: the session's .jsonl
+// under CLAUDE_CONFIG_DIR/projects/. After Parley crashed, or lost a write,
+// what Claude said and did is still there; the Reconciler appends what the
+// log lacks, marked as recovered, and closes a run that never recorded its
+// end.
+//
+// The transcript is written by the run's own uid, so it is read as hostile
+// input: never through a symlink out of the config dir, never a FIFO or
+// device, lines bounded in size, malformed lines skipped.
+package transcript
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"syscall"
+)
+
+// maxLine bounds one transcript line (a tool result may be hundreds of KB);
+// a longer line is skipped.
+const maxLine = 16 << 20
+
+// entry is one transcript line of the kinds the log also holds.
+type entry struct {
+	Type          string          `json:"type"`
+	UUID          string          `json:"uuid"`
+	IsSidechain   bool            `json:"isSidechain"`
+	Message       json.RawMessage `json:"message"`
+	ToolUseResult json.RawMessage `json:"toolUseResult"`
+}
+
+// sessionIDPattern is what a CLI session id looks like (a UUID); anything
+// else never reaches a path.
+var sessionIDPattern = regexp.MustCompile(`^[0-9a-fA-F-]{8,64}$`)
+
+// open finds configDir/projects/<cwd>/<id>.jsonl. The CLI names the middle
+// directory after the run's working directory; a session id is unique, so
+// any directory holding it will do (a worktree's cwd differs from the
+// workspace's). Resolution stays inside configDir (os.Root), the file
+// itself may not be a symlink, and opening a FIFO does not block.
+func open(configDir, sessionID string) (*os.File, error) {
+	if !sessionIDPattern.MatchString(sessionID) {
+		return nil, fmt.Errorf("transcript: bad session id %q", sessionID)
+	}
+	parent, err := os.OpenRoot(filepath.Dir(configDir))
+	if err != nil {
+		return nil, fmt.Errorf("transcript: %w", err)
+	}
+	defer parent.Close()
+	root, err := parent.OpenRoot(filepath.Base(configDir))
+	if err != nil {
+		return nil, fmt.Errorf("transcript: %w", err)
+	}
+	defer root.Close()
+	matches, err := fs.Glob(root.FS(), path.Join("projects", "*", sessionID+".jsonl"))
+	if err != nil {
+		return nil, fmt.Errorf("transcript: %w", err)
+	}
+	if len(matches) == 0 {
+		return nil, fs.ErrNotExist
+	}
+	f, err := root.OpenFile(matches[0], os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, fmt.Errorf("transcript: %w", err)
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("transcript: %s is not a regular file", matches[0])
+	}
+	return f, nil
+}
+
+// read returns the transcript's assistant messages and tool results of the
+// main conversation (not subagents'), in order. A missing transcript is
+// fs.ErrNotExist.
+func read(configDir, sessionID string, log *slog.Logger) ([]entry, error) {
+	f, err := open(configDir, sessionID)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return parse(f, log)
+}
+
+// parse reads transcript lines from r, keeping those the log also holds.
+func parse(r io.Reader, log *slog.Logger) ([]entry, error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var out []entry
+	for n := 1; ; n++ {
+		line, err := readLine(br)
+		if errors.Is(err, errLineTooLong) {
+			log.Warn("transcript line too long; skipped", "line", n)
+			continue
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			var e entry
+			if jerr := json.Unmarshal(line, &e); jerr != nil {
+				log.Warn("malformed transcript line; skipped", "line", n, "err", jerr)
+			} else if e.kept() {
+				out = append(out, e)
+			}
+		}
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, fmt.Errorf("transcript: read: %w", err)
+		}
+	}
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine returns the next line without its newline, or errLineTooLong
+// after discarding a line longer than maxLine.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var buf []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if len(buf)+len(chunk) > maxLine {
+			buf = nil
+			for errors.Is(err, bufio.ErrBufferFull) {
+				_, err = br.ReadSlice('\n')
+			}
+			if err != nil && err != io.EOF {
+				return nil, err
+			}
+			return nil, errLineTooLong
+		}
+		buf = append(buf, chunk...)
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		return bytes.TrimRight(buf, "\r\n"), err
+	}
+}
+
+// kept reports whether the log holds this kind of line: the main
+// conversation's assistant messages, and user lines carrying tool results.
+func (e entry) kept() bool {
+	if e.IsSidechain || e.UUID == "" || len(e.Message) == 0 {
+		return false
+	}
+	switch e.Type {
+	case "assistant":
+		return true
+	case "user":
+		var m struct {
+			Content []struct {
+				Type string `json:"type"`
+			} `json:"content"`
+		}
+		if json.Unmarshal(e.Message, &m) != nil {
+			return false
+		}
+		for _, b := range m.Content {
+			if b.Type == "tool_result" {
+				return true
+			}
+		}
+	}
+	return false
+}

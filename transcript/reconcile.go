@@ -1,0 +1,141 @@
+package transcript
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"strconv"
+
+	"parley/runner"
+	"parley/store"
+)
+
+// Log is the part of the store a Reconciler reads and appends to.
+type Log interface {
+	EventsAfter(ctx context.Context, sessionID string, after int64, limit int) ([]store.Event, error)
+	AppendEvents(ctx context.Context, evs []store.Event) error
+}
+
+// Session names a session's log and the CLI's transcript of it.
+type Session struct {
+	ID              string // Parley's session id
+	ProjectID       int64  // for the publisher
+	ClaudeSessionID string // the CLI's session id: the transcript's name
+	ConfigDir       string // the run's CLAUDE_CONFIG_DIR
+	// Status is the session's status once a lost run is closed ("ended",
+	// or "waiting" while an ask stays open).
+	Status string
+}
+
+// Reconciler appends to a session's log what the CLI's transcript holds and
+// the log lacks.
+type Reconciler struct {
+	log Log
+	pub runner.Publisher
+	l   *slog.Logger
+}
+
+// New returns a Reconciler writing to log and showing what it adds through pub.
+func New(log Log, pub runner.Publisher, l *slog.Logger) *Reconciler {
+	return &Reconciler{log: log, pub: pub, l: l}
+}
+
+// RecoveredNotice is what the page says above steps recovered from the transcript.
+const RecoveredNotice = "recovered from Claude's transcript after a restart"
+
+// LostRunReason is the reason of a run_ended event the Reconciler writes for a run
+// whose process went with Parley. It starts as the reasons of runs Parley
+// stopped, so the page shows it as a stop, not a failure.
+const LostRunReason = "stopped by Parley (Parley stopped while the run was live)"
+
+// Recover implements runner.Recoverer: it reconciles the session a run is
+// about to start for. Nothing of the session runs at that moment, so a run
+// the log shows as live was lost.
+func (r *Reconciler) Recover(ctx context.Context, s runner.Spec) error {
+	_, err := r.Reconcile(ctx, Session{ID: s.SessionID, ProjectID: s.ProjectID,
+		ClaudeSessionID: s.ClaudeSessionID, ConfigDir: s.ConfigDir, Status: runner.StatusEnded})
+	return err
+}
+
+// Reconcile appends to s's log, in the transcript's order, the assistant
+// messages and tool results the log lacks (matched by the line's uuid, a
+// tool_use id, or a message id and its text), each marked
+// "parley_recovered"; replaces a reply whose stream was cut off and that
+// the transcript does not hold by its text so far ("parley_cut_off"); and
+// ends a run the log shows as live with a run_ended event. Call it only
+// when no process of the session runs. Running it again adds nothing. It
+// returns the number of events appended.
+func (r *Reconciler) Reconcile(ctx context.Context, s Session) (int, error) {
+	evs, err := r.log.EventsAfter(ctx, s.ID, 0, 0)
+	if err != nil {
+		return 0, fmt.Errorf("reconcile %s: %w", s.ID, err)
+	}
+	st := scan(evs)
+	var entries []entry
+	if s.ClaudeSessionID != "" && s.ConfigDir != "" {
+		entries, err = read(s.ConfigDir, s.ClaudeSessionID, r.l.With("session_id", s.ID))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			// Say so and go on: a run still has to be closed.
+			r.l.Warn("read Claude's transcript", "session_id", s.ID, "err", err)
+		}
+	}
+	var add []appended
+	missing := st.missing(entries)
+	if len(missing) > 0 {
+		add = append(add, appended{runner.TypeNotice, mustJSON(map[string]string{"level": "info",
+			"text": strconv.Itoa(len(missing)) + " step(s) below were " + RecoveredNotice + "."})})
+	}
+	for _, e := range missing {
+		add = append(add, appended{e.Type, recoveredPayload(e, s.ClaudeSessionID)})
+		st.note(e)
+	}
+	if st.runOpen {
+		for _, c := range st.cutOff() {
+			add = append(add, appended{"assistant", c})
+		}
+		add = append(add, appended{runner.TypeRunEnded, mustJSON(map[string]any{
+			"exit_code": -1, "reason": LostRunReason, "status": s.Status, "parley_recovered": true})})
+	}
+	if len(add) == 0 {
+		return 0, nil
+	}
+	out := make([]store.Event, len(add))
+	for i, a := range add {
+		out[i] = store.Event{SessionID: s.ID, Seq: st.last + int64(i) + 1, Type: a.typ, Payload: a.payload}
+	}
+	if err := r.log.AppendEvents(ctx, out); err != nil {
+		return 0, fmt.Errorf("reconcile %s: %w", s.ID, err)
+	}
+	for _, e := range out {
+		r.pub.Publish(runner.Event{SessionID: e.SessionID, ProjectID: s.ProjectID, Seq: e.Seq, Type: e.Type, Payload: e.Payload})
+	}
+	r.l.Info("reconciled the session log with Claude's transcript", "session_id", s.ID,
+		"recovered", len(missing), "run_closed", st.runOpen, "events", len(out))
+	return len(out), nil
+}
+
+type appended struct {
+	typ     string
+	payload json.RawMessage
+}
+
+// recoveredPayload shapes a transcript line as the CLI's stdout event of it.
+func recoveredPayload(e entry, claudeSessionID string) json.RawMessage {
+	p := map[string]any{"type": e.Type, "message": e.Message, "parent_tool_use_id": nil,
+		"session_id": claudeSessionID, "uuid": e.UUID, "parley_recovered": true}
+	if e.Type == "user" && len(e.ToolUseResult) > 0 {
+		p["tool_use_result"] = e.ToolUseResult
+	}
+	return mustJSON(p)
+}
+
+func mustJSON(v any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // only maps of JSON values are marshalled here
+	}
+	return b
+}
