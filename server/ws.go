@@ -135,8 +135,8 @@ func (c *wsConn) writeLoop(ctx context.Context, sub *Subscription) error {
 				return err
 			}
 		case <-sub.Recheck: // access changed on some replica (hub_cluster.go)
-			if _, _, err := c.s.authorizeSession(ctx, c.r, c.sess.ID, actView); err != nil {
-				return c.close(websocket.ClosePolicyViolation, "access ended")
+			if code, reason, ended := c.accessEnded(ctx); ended {
+				return c.close(code, reason)
 			}
 		case <-ctx.Done():
 			return c.close(websocket.CloseGoingAway, "bye")
