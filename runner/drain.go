@@ -58,6 +58,41 @@ func (r *Run) noteActivity() {
 	}
 }
 
+// endForDrain ends the run from its loop and returns what it was doing
+// then: from that moment the loop refuses turns and answers (ErrRunEnded),
+// so one sent meanwhile goes to the session's next owner, never to a
+// process about to be killed.
+func (r *Run) endForDrain(ctx context.Context) int32 {
+	reply := make(chan int32, 1)
+	if err := r.send(ctx, drainCmd{reply: reply}, nil); err != nil {
+		return activityQuiet // it ended on its own
+	}
+	select {
+	case a := <-reply:
+		return a
+	case <-r.done:
+		return activityQuiet
+	}
+}
+
+// drainCmd is endForDrain's part on the loop.
+type drainCmd struct{ reply chan int32 }
+
+func (c drainCmd) run(_ context.Context, r *Run) error {
+	a := int32(activityQuiet)
+	switch {
+	case r.stopping:
+	case r.attachedAsks() > 0:
+		a = activityAsking
+	case r.turns > 0:
+		a = activityWorking
+	}
+	r.stopping = true
+	c.reply <- a
+	r.cancel()
+	return nil
+}
+
 // kickDrain wakes a Drain waiting for turns to finish; it never blocks.
 func (s *Supervisor) kickDrain() {
 	select {
@@ -90,14 +125,18 @@ wait:
 			break wait
 		}
 	}
-	runs := s.liveRuns()
+	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, r := range runs {
-		if r.activity.Load() != activityQuiet {
-			handOver = append(handOver, Handover{SessionID: r.spec.SessionID})
-			r.log.Info("handing the session over to another replica", "turn_in_flight", r.activity.Load() == activityWorking)
-		}
-		wg.Go(r.Stop)
+	for _, r := range s.liveRuns() {
+		wg.Go(func() {
+			if a := r.endForDrain(ctx); a != activityQuiet {
+				mu.Lock()
+				handOver = append(handOver, Handover{SessionID: r.spec.SessionID})
+				mu.Unlock()
+				r.log.Info("handing the session over to another replica", "turn_in_flight", a == activityWorking)
+			}
+			r.Stop()
+		})
 	}
 	wg.Wait()
 	s.mu.Lock()
