@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -96,7 +98,15 @@ func TestFaultReplicaSigtermFinishesTurn(t *testing.T) {
 	long := strings.Repeat("streamed words ", 60) + "THE END."
 	e := newEnv(t, fakeapi.Scenario{{Text: long, Chunks: 60, ChunkDelay: 50 * time.Millisecond},
 		{Text: "Second turn on B."}}, envOptions{quiet: true})
-	a := e.startReplica("A", "PARLEY_DRAIN_TIMEOUT=60")
+	// A's claude writes a copy of its stdout, to compare with the log.
+	dir := t.TempDir()
+	stdout := filepath.Join(dir, "stdout")
+	wrapper := filepath.Join(dir, "claude")
+	script := "#!/bin/sh\n\"" + fakeapi.ClaudeBin(t) + "\" \"$@\" | tee -a " + stdout + "\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := e.startReplica("A", "PARLEY_DRAIN_TIMEOUT=60", "PARLEY_CLAUDE_BIN="+wrapper)
 	b := e.startReplica("B")
 	s := e.newSession()
 	wa, wb := e.dialReplica(a, e.user, s.ID), e.dialReplica(b, e.user, s.ID)
@@ -118,6 +128,22 @@ func TestFaultReplicaSigtermFinishesTurn(t *testing.T) {
 	if !strings.Contains(text, "THE END.") {
 		t.Errorf("the log's last assistant message is %.200q…, want the whole reply", text)
 	}
+	// Every line the CLI printed for the turn is in the log.
+	out, err := os.ReadFile(stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var printed, logged int
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, `"type":"stream_event"`) {
+			printed++
+		}
+	}
+	e.queryRow(`SELECT count(*) FROM events WHERE session_id = $1 AND type = 'stream_event'`, []any{s.ID}, &logged)
+	if printed == 0 || logged != printed {
+		t.Errorf("the CLI printed %d stream events on A, the log holds %d", printed, logged)
+	}
+	t.Logf("A's turn: %d stream events printed by the CLI, %d in the log", printed, logged)
 	wb.waitFor(30*time.Second, "THE END.")
 	if got := e.owner(s.ID); got != "" {
 		t.Errorf("owner after the drain %q, want none: the session was idle", got)
