@@ -43,16 +43,22 @@ func (s *Supervisor) leftOver(h Handover) {
 	s.mu.Unlock()
 }
 
-// noteActivity publishes what the run is doing; it runs on the loop.
-func (r *Run) noteActivity() {
-	a := int32(activityQuiet)
+// currentActivity is what the run is doing; it runs on the loop.
+func (r *Run) currentActivity() int32 {
 	switch {
 	case r.stopping:
+		return activityQuiet
 	case r.attachedAsks() > 0:
-		a = activityAsking
+		return activityAsking
 	case r.turns > 0:
-		a = activityWorking
+		return activityWorking
 	}
+	return activityQuiet
+}
+
+// noteActivity publishes what the run is doing; it runs on the loop.
+func (r *Run) noteActivity() {
+	a := r.currentActivity()
 	if r.activity.Swap(a) != a && r.stateChanged != nil {
 		r.stateChanged()
 	}
@@ -79,14 +85,7 @@ func (r *Run) endForDrain(ctx context.Context) int32 {
 type drainCmd struct{ reply chan int32 }
 
 func (c drainCmd) run(_ context.Context, r *Run) error {
-	a := int32(activityQuiet)
-	switch {
-	case r.stopping:
-	case r.attachedAsks() > 0:
-		a = activityAsking
-	case r.turns > 0:
-		a = activityWorking
-	}
+	a := r.currentActivity()
 	r.stopping = true
 	c.reply <- a
 	r.cancel()
