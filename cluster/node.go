@@ -213,7 +213,9 @@ func (n *Node) heartbeat(ctx context.Context) {
 	}
 	dead, sessions, err := n.Store.TakeOver(ctx)
 	if err != nil {
-		n.Log.Error("take over stopped replicas", "err", err)
+		if ctx.Err() == nil || !errors.Is(err, context.Canceled) {
+			n.Log.Error("take over stopped replicas", "err", err)
+		}
 		return
 	}
 	if len(dead) > 0 {

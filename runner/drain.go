@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 )
@@ -29,21 +30,66 @@ type Handover struct {
 type drain struct {
 	draining bool          // under Supervisor.mu: no new process starts
 	kick     chan struct{} // a run's activity changed (buffered, 1)
+	// left are sessions whose slot came just as the drain began: their
+	// process did not start here (under Supervisor.mu).
+	left []Handover
+}
+
+// leftOver hands a session that was given a slot as the drain began over
+// with the others.
+func (s *Supervisor) leftOver(h Handover) {
+	s.mu.Lock()
+	s.left = append(s.left, h)
+	s.mu.Unlock()
+}
+
+// currentActivity is what the run is doing; it runs on the loop.
+func (r *Run) currentActivity() int32 {
+	switch {
+	case r.stopping:
+		return activityQuiet
+	case r.attachedAsks() > 0:
+		return activityAsking
+	case r.turns > 0:
+		return activityWorking
+	}
+	return activityQuiet
 }
 
 // noteActivity publishes what the run is doing; it runs on the loop.
 func (r *Run) noteActivity() {
-	a := int32(activityQuiet)
-	switch {
-	case r.stopping:
-	case r.attachedAsks() > 0:
-		a = activityAsking
-	case r.turns > 0:
-		a = activityWorking
-	}
+	a := r.currentActivity()
 	if r.activity.Swap(a) != a && r.stateChanged != nil {
 		r.stateChanged()
 	}
+}
+
+// endForDrain ends the run from its loop and returns what it was doing
+// then: from that moment the loop refuses turns and answers (ErrRunEnded),
+// so one sent meanwhile goes to the session's next owner, never to a
+// process about to be killed.
+func (r *Run) endForDrain(ctx context.Context) int32 {
+	reply := make(chan int32, 1)
+	if err := r.send(ctx, drainCmd{reply: reply}, nil); err != nil {
+		return activityQuiet // it ended on its own
+	}
+	select {
+	case a := <-reply:
+		return a
+	case <-r.done:
+		return activityQuiet
+	}
+}
+
+// drainCmd is endForDrain's part on the loop.
+type drainCmd struct{ reply chan int32 }
+
+func (c drainCmd) run(_ context.Context, r *Run) error {
+	a := r.currentActivity()
+	r.stopping = true
+	c.reply <- a
+	r.cancel()
+	return nil
 }
 
 // kickDrain wakes a Drain waiting for turns to finish; it never blocks.
@@ -64,6 +110,8 @@ func (s *Supervisor) kickDrain() {
 // that stay open) is dropped here.
 func (s *Supervisor) Drain(ctx context.Context, grace time.Duration) (handOver []Handover) {
 	s.BeginDrain(ctx)
+	// The line goes first: a slot that frees up from now on starts nothing.
+	queued := s.dropLine()
 	deadline := time.NewTimer(grace)
 	defer deadline.Stop()
 wait:
@@ -76,17 +124,25 @@ wait:
 			break wait
 		}
 	}
-	runs := s.liveRuns()
+	var mu sync.Mutex
 	var wg sync.WaitGroup
-	for _, r := range runs {
-		if r.activity.Load() != activityQuiet {
-			handOver = append(handOver, Handover{SessionID: r.spec.SessionID})
-			r.log.Info("handing the session over to another replica", "turn_in_flight", r.activity.Load() == activityWorking)
-		}
-		wg.Go(r.Stop)
+	for _, r := range s.liveRuns() {
+		wg.Go(func() {
+			if a := r.endForDrain(ctx); a != activityQuiet {
+				mu.Lock()
+				handOver = append(handOver, Handover{SessionID: r.spec.SessionID})
+				mu.Unlock()
+				r.log.Info("handing the session over to another replica", "turn_in_flight", a == activityWorking)
+			}
+			r.Stop()
+		})
 	}
 	wg.Wait()
-	return append(handOver, s.dropLine()...)
+	s.mu.Lock()
+	left := s.left
+	s.left = nil
+	s.mu.Unlock()
+	return slices.Concat(handOver, queued, left)
 }
 
 // BeginDrain refuses every new process from now on (ErrDraining) and
@@ -105,6 +161,13 @@ func (s *Supervisor) BeginDrain(ctx context.Context) {
 		case <-ctx.Done():
 		}
 	}
+}
+
+// Draining says a graceful shutdown has begun: no process starts here.
+func (s *Supervisor) Draining() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.draining
 }
 
 // Sessions lists the sessions with a live run here.

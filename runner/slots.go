@@ -206,6 +206,10 @@ func (s *Supervisor) serveWaiter(w *waiter) {
 	defer cancel()
 	log := s.log.With("session_id", w.sessionID)
 	r, err := s.startWithSlot(ctx, w.sessionID, w.start)
+	if errors.Is(err, ErrDraining) {
+		s.leftOver(Handover{SessionID: w.sessionID, Turns: w.turns})
+		return
+	}
 	if err != nil {
 		log.Error("start a queued session", "err", err)
 		if s.queueObs != nil {

@@ -23,6 +23,11 @@ func (s *Supervisor) startWithSlot(ctx context.Context, sessionID string, start 
 				s.releaseSlot()
 				return nil, errors.New("parley is shutting down")
 			}
+			if s.draining {
+				s.mu.Unlock()
+				s.releaseSlot()
+				return nil, ErrDraining
+			}
 			wait = make(chan struct{})
 			s.starting[sessionID] = wait
 			s.mu.Unlock()

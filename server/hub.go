@@ -143,7 +143,7 @@ func (st *hubState) flushPresence() {
 	for _, id := range ids {
 		names := st.viewers(st.subs[id])
 		if st.local[id] && st.h.Announce != nil && isSessionTopic(id) {
-			st.h.Announce(id, names, st.first[id])
+			st.h.Announce(id, slices.Clone(names), st.first[id]) // its own: the frame sorts names
 		}
 		st.h.sendPresence(st, id, append(names, st.remoteNames(id)...))
 	}

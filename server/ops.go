@@ -5,9 +5,14 @@ import (
 )
 
 // handleReady answers 200 once the database answers and its schema is at
-// this build's migration; a load balancer sends no traffic before.
+// this build's migration, and 503 again once the replica is shutting down
+// (draining): a load balancer sends no traffic before, or after.
 func (s *Server) handleReady() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.sup != nil && s.sup.Draining() {
+			http.Error(w, "not ready: this replica is shutting down", http.StatusServiceUnavailable)
+			return
+		}
 		if err := s.st.Ready(r.Context()); err != nil {
 			http.Error(w, "not ready: "+err.Error(), http.StatusServiceUnavailable)
 			return

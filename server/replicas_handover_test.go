@@ -2,6 +2,9 @@ package server
 
 import (
 	"context"
+	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -95,7 +98,15 @@ func TestFaultReplicaSigtermFinishesTurn(t *testing.T) {
 	long := strings.Repeat("streamed words ", 60) + "THE END."
 	e := newEnv(t, fakeapi.Scenario{{Text: long, Chunks: 60, ChunkDelay: 50 * time.Millisecond},
 		{Text: "Second turn on B."}}, envOptions{quiet: true})
-	a := e.startReplica("A", "PARLEY_DRAIN_TIMEOUT=60")
+	// A's claude writes a copy of its stdout, to compare with the log.
+	dir := t.TempDir()
+	stdout := filepath.Join(dir, "stdout")
+	wrapper := filepath.Join(dir, "claude")
+	script := "#!/bin/sh\n\"" + fakeapi.ClaudeBin(t) + "\" \"$@\" | tee -a " + stdout + "\n"
+	if err := os.WriteFile(wrapper, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := e.startReplica("A", "PARLEY_DRAIN_TIMEOUT=60", "PARLEY_CLAUDE_BIN="+wrapper)
 	b := e.startReplica("B")
 	s := e.newSession()
 	wa, wb := e.dialReplica(a, e.user, s.ID), e.dialReplica(b, e.user, s.ID)
@@ -117,6 +128,22 @@ func TestFaultReplicaSigtermFinishesTurn(t *testing.T) {
 	if !strings.Contains(text, "THE END.") {
 		t.Errorf("the log's last assistant message is %.200q…, want the whole reply", text)
 	}
+	// Every line the CLI printed for the turn is in the log.
+	out, err := os.ReadFile(stdout)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var printed, logged int
+	for _, line := range strings.Split(string(out), "\n") {
+		if strings.Contains(line, `"type":"stream_event"`) {
+			printed++
+		}
+	}
+	e.queryRow(`SELECT count(*) FROM events WHERE session_id = $1 AND type = 'stream_event'`, []any{s.ID}, &logged)
+	if printed == 0 || logged != printed {
+		t.Errorf("the CLI printed %d stream events on A, the log holds %d", printed, logged)
+	}
+	t.Logf("A's turn: %d stream events printed by the CLI, %d in the log", printed, logged)
 	wb.waitFor(30*time.Second, "THE END.")
 	if got := e.owner(s.ID); got != "" {
 		t.Errorf("owner after the drain %q, want none: the session was idle", got)
@@ -131,4 +158,97 @@ func TestFaultReplicaSigtermFinishesTurn(t *testing.T) {
 		t.Errorf("the model got %d requests, want 2: the first turn ran once", n)
 	}
 	e.wantContiguousLog(s.ID)
+}
+
+// TestFaultReplicaSigtermMovesQueuedPrompt: on A (one claude slot) a
+// session's run waits on an ask while a second session's prompt waits in
+// line for the slot; SIGTERM to A hands both over: B runs the second
+// session and the queued prompt reaches the model there, once.
+func TestFaultReplicaSigtermMovesQueuedPrompt(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{bashStep("touch k"), {Text: "The queued prompt, answered on B."}},
+		envOptions{quiet: true})
+	a := e.startReplica("A", "PARLEY_DRAIN_TIMEOUT=30", "PARLEY_MAX_RUNS=1")
+	b := e.startReplica("B")
+	s1, s2 := e.newSession(), e.newSession()
+	wa1 := e.dialReplica(a, e.user, s1.ID)
+	wa1.prompt("make k")
+	e.waitInput(wa1, s1.ID)
+	wa2 := e.dialReplica(a, e.user, s2.ID)
+	wa2.prompt("queued behind the slot")
+	wa2.waitFor(60*time.Second, "Waiting for a free slot")
+	if got := e.owner(s2.ID); got != a.id {
+		t.Fatalf("owner of the queued session %q, want A (%s)", got, a.id)
+	}
+	if all, _ := e.runsOf(s2.ID); all != 0 {
+		t.Fatalf("the queued session has %d runs, want none: A's only slot is taken", all)
+	}
+	wb2 := e.dialReplica(b, e.user, s2.ID)
+	a.stop(syscall.SIGTERM)
+	wb2.waitFor(90*time.Second, "The queued prompt, answered on B.")
+	if got := e.owner(s2.ID); got != b.id {
+		t.Errorf("owner of the queued session %q, want B (%s)", got, b.id)
+	}
+	e.waitOwner(s1.ID, b.id, 20*time.Second) // the asking session went to B too
+	reqs := e.fake.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("the model got %d requests, want 2", len(reqs))
+	}
+	if got := reqs[1].LastUserText(); got != "queued behind the slot" {
+		t.Errorf("the second request ends with %q, want the queued prompt", got)
+	}
+	e.wantContiguousLog(s2.ID)
+}
+
+// TestFaultReplicaReadyzWhileDraining: /readyz answers 503 as soon as a
+// replica starts to drain, while a turn in flight still keeps it running.
+func TestFaultReplicaReadyzWhileDraining(t *testing.T) {
+	hold := make(chan struct{})
+	e := newEnv(t, fakeapi.Scenario{{Text: "held…", Hold: hold}}, envOptions{quiet: true})
+	a := e.startReplica("A", "PARLEY_DRAIN_TIMEOUT=60")
+	s := e.newSession()
+	wa := e.dialReplica(a, e.user, s.ID)
+	if got := status(t, a.url+"/readyz"); got != http.StatusOK {
+		t.Fatalf("/readyz = %d before the drain, want 200", got)
+	}
+	wa.prompt("hold on")
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	if err := e.fake.WaitRequests(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	_ = a.cmd.Process.Signal(syscall.SIGTERM)
+	deadline := time.Now().Add(20 * time.Second)
+	for status(t, a.url+"/readyz") != http.StatusServiceUnavailable {
+		if time.Now().After(deadline) {
+			t.Fatal("/readyz still answers 200 20 s after SIGTERM")
+		}
+		time.Sleep(50 * time.Millisecond) // a test's own deadline loop
+	}
+	select {
+	case <-a.ended:
+		t.Fatal("A exited with a turn in flight")
+	default:
+	}
+	close(hold)
+	select {
+	case <-a.ended:
+	case <-time.After(60 * time.Second):
+		t.Fatal("A did not exit after its turn ended")
+	}
+	var results int
+	e.queryRow(`SELECT count(*) FROM events WHERE session_id = $1 AND type = 'result'`, []any{s.ID}, &results)
+	if results != 1 {
+		t.Errorf("%d results in the log, want the held turn's", results)
+	}
+}
+
+// status GETs url and returns the status code (0 when it cannot connect).
+func status(t *testing.T, url string) int {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		return 0
+	}
+	res.Body.Close()
+	return res.StatusCode
 }
