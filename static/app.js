@@ -5,8 +5,10 @@
 (function () {
   "use strict";
 
-  // Reconnect soon after a drop, then back off (with jitter) to 10 s.
-  if (window.htmx) htmx.config.wsReconnectDelay = function (n) { return reconnectDelay(n); };
+  // Reconnect soon after a drop, then back off (with jitter) to 10 s; never
+  // once the page learnt that its sign-in or access ended (ended, below).
+  var ended = false;
+  if (window.htmx) htmx.config.wsReconnectDelay = function (n) { return ended ? 2147483647 : reconnectDelay(n); };
 
   function lastSeq() {
     var el = document.getElementById("last-seq");
@@ -67,7 +69,7 @@
   document.addEventListener("htmx:wsClose", function (e) {
     var ev = e.detail && e.detail.event, el = e.target, w = e.detail && e.detail.socketWrapper;
     var code = ev ? ev.code : 1006;
-    if (finalClose[code] || extReconnects[code] || !w || !document.body.contains(el)) return;
+    if (ended || finalClose[code] || extReconnects[code] || !w || !document.body.contains(el)) return;
     // A socket that was closed soon after it opened keeps backing off.
     var n = Date.now() - (openedAt.get(el) || 0) > 10000 ? 0 : (retries.get(el) || 0);
     retries.set(el, n + 1);
@@ -79,16 +81,37 @@
     a.textContent = "Sign in";
     return a;
   }
+  function stopped(code, reason) {
+    ended = true;
+    setConn("closed", "closed");
+    banner(reason || "Parley closed this page's connection: reload it.", "closed");
+    var el = document.getElementById("offline");
+    if (el && code === 4001) { el.appendChild(document.createTextNode(" ")); el.appendChild(signInLink()); }
+  }
+  // A socket that cannot reconnect gets no close code from the browser
+  // (1006), whether the server is away or refused the handshake because the
+  // sign-in ended while the page was offline. A plain request tells them
+  // apart: the page itself answers a redirect to sign in (signed out), 403
+  // or 404 (access ended), or fails (the server is still away: keep trying).
+  var probing = false;
+  function probeAccess() {
+    if (probing || ended || !window.fetch) return;
+    probing = true;
+    fetch(location.pathname, { method: "HEAD", redirect: "manual", cache: "no-store", credentials: "same-origin" })
+      .then(function (r) {
+        if (r.type === "opaqueredirect" || r.status === 401) stopped(4001, "Your sign-in has ended: sign in again to go on.");
+        else if (r.status === 403 || r.status === 404) stopped(4003, "You no longer have access to this session.");
+      }, function () {})
+      .then(function () { probing = false; });
+  }
   document.addEventListener("htmx:wsClose", function (e) {
-    if (counterSocket(e)) return;
+    if (counterSocket(e) || ended) return;
     var ev = e.detail && e.detail.event;
     if (ev && finalClose[ev.code]) {
-      setConn("closed", "closed");
-      banner(ev.reason || "Parley closed this page's connection: reload it.", "closed");
-      var el = document.getElementById("offline");
-      if (el && ev.code === 4001) { el.appendChild(document.createTextNode(" ")); el.appendChild(signInLink()); }
+      stopped(ev.code, ev.reason);
       return;
     }
+    if (!ev || ev.code === 1006) probeAccess();
     wasOffline = true;
     setConn("offline", "offline");
     banner("You are offline. Reconnecting… Nothing is lost: the page catches up when it is back.", "offline");

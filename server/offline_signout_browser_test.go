@@ -1,0 +1,67 @@
+package server
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"parley/runner/fakeapi"
+)
+
+// TestFaultPageOfflineWhenAccessEnds: the sign-in ends, or the member is
+// removed, while the page's connection is down. The reconnect handshake is
+// then refused, which a browser reports as a lost connection (1006) like
+// any other; the page finds out why with a plain request, says so, and
+// stops reconnecting. A page whose server is merely away keeps trying
+// (TestFaultPageReconnectsAfterAnyClose).
+func TestFaultPageOfflineWhenAccessEnds(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "Hello there."}}, envOptions{quiet: true})
+	s := e.newSession()
+	proxy := newCutProxy(t, strings.TrimPrefix(e.web.URL, "http://"))
+	for _, tc := range []struct {
+		name, want string
+		end        func(u *testUser)
+		link       bool
+	}{
+		{"signed out", reasonSignedOut, func(u *testUser) {
+			if err := e.st.RevokeAuthSession(t.Context(), tokenHash(u.Cookie)); err != nil {
+				t.Fatal(err)
+			}
+		}, true},
+		{"removed", reasonRemoved, func(u *testUser) {
+			if err := e.st.RemoveMember(t.Context(), e.project.ID, u.ID); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := e.member("offline-"+strings.ReplaceAll(tc.name, " ", "")+"@example.com", "Offline "+tc.name, roleMember)
+			ctx := browser(t)
+			e.signInBrowser(t, ctx, u)
+			step(t, ctx, "open the session through the proxy",
+				chromedp.Navigate(proxy.URL()+"/sessions/"+s.ID),
+				pollJS(`document.getElementById('conn').dataset.state === 'live'`),
+				chromedp.Evaluate(countOpens, nil))
+			tc.end(u) // the ping check has not run yet: the socket is still open
+			proxy.cut()
+			var banner string
+			var link bool
+			step(t, ctx, "the page says why it stopped",
+				pollJS(`document.getElementById('conn').dataset.state === 'closed'`),
+				chromedp.Text(`#offline`, &banner, chromedp.ByID),
+				chromedp.Evaluate(`!!document.querySelector('#offline a[href^="/login"]')`, &link))
+			if !strings.Contains(banner, tc.want) || link != tc.link {
+				t.Errorf("banner %q (sign-in link %v); want %q (link %v)", banner, link, tc.want, tc.link)
+			}
+			var opens int
+			step(t, ctx, "it stops trying", chromedp.Sleep(3*time.Second),
+				chromedp.Evaluate(`window.__opens`, &opens),
+				chromedp.Text(`#offline`, &banner, chromedp.ByID))
+			if opens != 0 || !strings.Contains(banner, tc.want) {
+				t.Errorf("after the refusal: %d opens, banner %q", opens, banner)
+			}
+		})
+	}
+}
