@@ -66,7 +66,7 @@ func TestFaultKillMidStream(t *testing.T) {
 	if len(before) >= len(want) {
 		t.Fatalf("the log already held all %d steps before the kill: the fault was not injected", len(want))
 	}
-	t.Logf("before the restart the log holds %d of the transcript's %d steps", len(before), len(want))
+	t.Logf("before the restart the log holds %d of the transcript's %d steps (%d events)", len(before), len(want), len(e.events(s.ID)))
 
 	b := e.startReplica("B")
 	wb := e.dialReplica(b, e.user, s.ID)
@@ -75,6 +75,7 @@ func TestFaultKillMidStream(t *testing.T) {
 	if len(got) != len(want) {
 		t.Fatalf("the log holds %d steps, the transcript %d:\nlog %v\ntranscript %v", len(got), len(want), got, want)
 	}
+	t.Logf("after the restart the log holds %d of %d steps (%d events)", len(got), len(want), len(e.events(s.ID)))
 	recovered := 0
 	for i := range want {
 		if got[i].UUID != want[i].UUID || got[i].Type != want[i].Type {
