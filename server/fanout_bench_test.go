@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -36,6 +37,13 @@ func (e *env) viewers(sessionID string, n int, after int64) []*seqViewer {
 	return vs
 }
 
+// cpuTime is the user and system CPU this process has used.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 // BenchmarkFanout streams a 500-delta reply to 200 and to 1,000 viewers of
 // one session: event recorded → frame read by each viewer.
 func BenchmarkFanout(b *testing.B) {
@@ -46,6 +54,7 @@ func BenchmarkFanout(b *testing.B) {
 			s := e.newSession()
 			vs := e.viewers(s.ID, n, 0)
 			w := e.dial(s.ID, 0)
+			cpu0 := cpuTime()
 			w.prompt("stream")
 			evs := e.turnEnd(b, vs[0], s.ID, 5*time.Minute)
 			last := evs[len(evs)-1].Seq
@@ -54,6 +63,9 @@ func BenchmarkFanout(b *testing.B) {
 				v.waitSeq(b, last, 2*time.Minute)
 				l = append(l, v.latencies(evs)...)
 			}
+			// CPU, unlike latency, hardly depends on what else the machine runs.
+			figure(fmt.Sprintf("fan-out to %d viewers, CPU of server and viewers per event", n),
+				float64((cpuTime()-cpu0).Microseconds())/float64(len(evs)), "µs")
 			pctl(fmt.Sprintf("fan-out to %d viewers, event recorded → viewer", n), l)
 		})
 	}
