@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"strings"
 
 	"parley/runner"
@@ -64,21 +63,11 @@ func deltaText(typ string, payload []byte) (string, bool) {
 	if typ != "stream_event" {
 		return "", false
 	}
-	var s struct {
-		ParentToolUseID *string `json:"parent_tool_use_id"`
-		Event           struct {
-			Type  string `json:"type"`
-			Delta struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"delta"`
-		} `json:"event"`
-	}
-	if json.Unmarshal(payload, &s) != nil || s.ParentToolUseID != nil ||
-		s.Event.Type != "content_block_delta" || s.Event.Delta.Type != "text_delta" {
+	e, ok := runner.DecodeStreamEvent(payload)
+	if !ok || !e.IsTextDelta() {
 		return "", false
 	}
-	return s.Event.Delta.Text, true
+	return e.Text, true
 }
 
 // PublishBatch implements runner.BatchPublisher: a run loop's written batch

@@ -168,40 +168,28 @@ func appendTo(c templ.Component) templ.Component {
 // stream handles --include-partial-messages events: a message_start opens a
 // live block and text deltas append to it. Subagent streams are not shown.
 func (r *renderer) stream(payload []byte) []templ.Component {
-	var s struct {
-		ParentToolUseID *string `json:"parent_tool_use_id"`
-		Event           struct {
-			Type    string `json:"type"`
-			Message struct {
-				ID string `json:"id"`
-			} `json:"message"`
-			Delta struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
-			} `json:"delta"`
-		} `json:"event"`
-	}
-	if json.Unmarshal(payload, &s) != nil || s.ParentToolUseID != nil {
+	e, ok := runner.DecodeStreamEvent(payload)
+	if !ok {
 		return nil
 	}
-	switch s.Event.Type {
+	switch e.Type {
 	case "message_start":
-		text, done := r.completed[s.Event.Message.ID]
+		text, done := r.completed[e.MessageID]
 		r.skipping = r.backlog && done
 		if r.skipping {
-			r.skipped[s.Event.Message.ID] = true
+			r.skipped[e.MessageID] = true
 			if r.paged {
-				return []templ.Component{appendTo(views.AssistantLive(s.Event.Message.ID))}
+				return []templ.Component{appendTo(views.AssistantLive(e.MessageID))}
 			}
 			if text == "" {
 				return nil
 			}
-			return []templ.Component{appendTo(views.AssistantText(s.Event.Message.ID, text, false))}
+			return []templ.Component{appendTo(views.AssistantText(e.MessageID, text, false))}
 		}
-		return []templ.Component{appendTo(views.AssistantLive(s.Event.Message.ID))}
+		return []templ.Component{appendTo(views.AssistantLive(e.MessageID))}
 	case "content_block_delta":
-		if s.Event.Delta.Type == "text_delta" && !r.skipping {
-			return []templ.Component{views.TextDelta(s.Event.Delta.Text)}
+		if e.DeltaType == "text_delta" && !r.skipping {
+			return []templ.Component{views.TextDelta(e.Text)}
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 
+	"parley/runner"
 	"parley/store"
 )
 
@@ -15,7 +16,7 @@ type state struct {
 	runOpen  bool            // the last run_started has no run_ended after it
 	// streams are the main conversation's streamed messages in order, with
 	// their text so far; done are the message ids with an assistant event.
-	streams []stream
+	streams []*stream
 	done    map[string]bool
 }
 
@@ -58,32 +59,22 @@ func scan(evs []store.Event) *state {
 			}
 			st.note(entry{Type: ev.Type, UUID: p.UUID, Message: p.Message})
 		case "stream_event":
-			var p struct {
-				ParentToolUseID *string `json:"parent_tool_use_id"`
-				Event           struct {
-					Type    string `json:"type"`
-					Message struct {
-						ID string `json:"id"`
-					} `json:"message"`
-					Delta struct {
-						Type string `json:"type"`
-						Text string `json:"text"`
-					} `json:"delta"`
-				} `json:"event"`
-			}
-			if json.Unmarshal(ev.Payload, &p) != nil || p.ParentToolUseID != nil {
+			e, ok := runner.DecodeStreamEvent(ev.Payload)
+			if !ok {
 				continue
 			}
 			switch {
-			case p.Event.Type == "message_start" && p.Event.Message.ID != "":
-				st.streamed[p.Event.Message.ID] = true
-				if byID[p.Event.Message.ID] == nil {
-					st.streams = append(st.streams, stream{id: p.Event.Message.ID})
-					byID[p.Event.Message.ID] = &st.streams[len(st.streams)-1]
+			case e.Type == "message_start" && e.MessageID != "":
+				st.streamed[e.MessageID] = true
+				if byID[e.MessageID] == nil {
+					// Pointers: a stream's text builder must not be copied
+					// when the slice grows.
+					byID[e.MessageID] = &stream{id: e.MessageID}
+					st.streams = append(st.streams, byID[e.MessageID])
 				}
-				cur = byID[p.Event.Message.ID]
-			case p.Event.Type == "content_block_delta" && p.Event.Delta.Type == "text_delta" && cur != nil:
-				cur.text.WriteString(p.Event.Delta.Text)
+				cur = byID[e.MessageID]
+			case e.IsTextDelta() && cur != nil:
+				cur.text.WriteString(e.Text)
 			}
 		}
 	}
@@ -168,8 +159,7 @@ func (st *state) missing(entries []entry) []entry {
 // block of it is replaced by the text streamed so far, marked as cut off.
 func (st *state) cutOff() []json.RawMessage {
 	var out []json.RawMessage
-	for i := range st.streams {
-		s := &st.streams[i]
+	for _, s := range st.streams {
 		if st.done[s.id] {
 			continue
 		}
