@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"parley/askuser"
+	"parley/mcpapi"
 	"parley/runner"
 )
 
@@ -28,9 +28,8 @@ type Token struct {
 // with token. Close the returned client when done.
 func NewToken(ctx context.Context, baseURL, token string) (*Token, error) {
 	c := mcp.NewClient(&mcp.Implementation{Name: "parley-asks", Version: "1.0.0"}, nil)
-	hc := &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}}
 	url := strings.TrimSuffix(baseURL, "/") + "/mcp"
-	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)
+	cs, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: mcpapi.BearerClient(token), MaxRetries: -1}, nil)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s (is PARLEY_URL right, and PARLEY_TOKEN valid?): %w", url, err)
 	}
@@ -39,18 +38,6 @@ func NewToken(ctx context.Context, baseURL, token string) (*Token, error) {
 
 // Close ends the MCP session.
 func (t *Token) Close() error { return t.cs.Close() }
-
-// bearer adds the API token to every request.
-type bearer struct {
-	token string
-	next  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.next.RoundTrip(r)
-}
 
 // The shapes of the MCP tools' results that this client reads.
 type (

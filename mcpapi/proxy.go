@@ -36,8 +36,7 @@ func Proxy(ctx context.Context, url, token string, in io.ReadCloser, out io.Writ
 		ElicitationHandler:     p.elicit,
 		ResourceUpdatedHandler: p.updated,
 	})
-	hc := &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}}
-	rs, err := remote.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc},
+	rs, err := remote.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: BearerClient(token)},
 		&mcp.ClientSessionOptions{ProtocolVersion: proxyProtocol})
 	if err != nil {
 		return fmt.Errorf("connect to %s: %w", url, err)
@@ -98,6 +97,12 @@ func (p *proxy) elicit(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitRe
 
 func (p *proxy) updated(ctx context.Context, r *mcp.ResourceUpdatedNotificationRequest) {
 	_ = p.local.ResourceUpdated(ctx, r.Params)
+}
+
+// BearerClient is an HTTP client that sends token, a Parley API token,
+// with every request: what an MCP client of Parley's /mcp needs.
+func BearerClient(token string) *http.Client {
+	return &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}}
 }
 
 // bearer adds the API token to every request.
