@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 )
@@ -45,4 +46,38 @@ func accessEnded(err error) (code int, reason string, ok bool) {
 		return closeRemoved, reasonRemoved, true
 	}
 	return 0, "", false
+}
+
+// accessEnded runs a socket's periodic access check and reports whether
+// access really ended: a sign-out or deleted account, a membership removed,
+// a session deleted (the check's own answers, httpErrors). Any other error
+// (the database away, or too slow to answer within writeWait) is not: the
+// socket stays open and the check runs again at the next ping.
+func (c *wsConn) accessEnded(ctx context.Context) (code int, reason string, ended bool) {
+	ctx, cancel := context.WithTimeout(ctx, writeWait)
+	defer cancel()
+	_, _, err := c.s.authorizeSession(ctx, c.r, c.sess.ID, actView)
+	if err == nil {
+		return 0, "", false
+	}
+	if code, reason, ended := accessEnded(err); ended {
+		return code, reason, true
+	}
+	c.s.log.Warn("websocket access check failed; checking again at the next ping", "session_id", c.sess.ID, "err", err)
+	return 0, "", false
+}
+
+// signInEnded is the inbox socket's periodic check: true only when the
+// request's sign-in no longer names user id (signed out, expired, account
+// deleted). A database error is not an end: the check runs again at the
+// next ping.
+func (s *Server) signInEnded(ctx context.Context, r *http.Request, id int64) bool {
+	ctx, cancel := context.WithTimeout(ctx, writeWait)
+	defer cancel()
+	v, err := s.lookupViewer(ctx, r)
+	if err != nil {
+		s.log.Warn("websocket sign-in check failed; checking again at the next ping", "err", err)
+		return false
+	}
+	return v.ID != id
 }
