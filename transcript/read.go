@@ -11,7 +11,6 @@
 package transcript
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -21,9 +20,9 @@ import (
 	"log/slog"
 	"os"
 	"path"
-	"path/filepath"
 	"regexp"
-	"syscall"
+
+	"parley/safefile"
 )
 
 // maxLine bounds one transcript line (a tool result may be hundreds of KB);
@@ -46,39 +45,17 @@ var sessionIDPattern = regexp.MustCompile(`^[0-9a-fA-F-]{8,64}$`)
 // open finds configDir/projects/<cwd>/<id>.jsonl. The CLI names the middle
 // directory after the run's working directory; a session id is unique, so
 // any directory holding it will do (a worktree's cwd differs from the
-// workspace's). Resolution stays inside configDir (os.Root), the file
-// itself may not be a symlink, and opening a FIFO does not block.
+// workspace's). safefile.OpenGlob keeps resolution inside configDir, never
+// through a symlink, and opening a FIFO does not block.
 func open(configDir, sessionID string) (*os.File, error) {
 	if !sessionIDPattern.MatchString(sessionID) {
 		return nil, fmt.Errorf("transcript: bad session id %q", sessionID)
 	}
-	parent, err := os.OpenRoot(filepath.Dir(configDir))
-	if err != nil {
+	f, err := safefile.OpenGlob(configDir, path.Join("projects", "*", sessionID+".jsonl"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("transcript: %w", err)
 	}
-	defer parent.Close()
-	root, err := parent.OpenRoot(filepath.Base(configDir))
-	if err != nil {
-		return nil, fmt.Errorf("transcript: %w", err)
-	}
-	defer root.Close()
-	matches, err := fs.Glob(root.FS(), path.Join("projects", "*", sessionID+".jsonl"))
-	if err != nil {
-		return nil, fmt.Errorf("transcript: %w", err)
-	}
-	if len(matches) == 0 {
-		return nil, fs.ErrNotExist
-	}
-	f, err := root.OpenFile(matches[0], os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if err != nil {
-		return nil, fmt.Errorf("transcript: %w", err)
-	}
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, fmt.Errorf("transcript: %s is not a regular file", matches[0])
-	}
-	return f, nil
+	return f, err
 }
 
 // read returns the transcript's assistant messages and tool results of the
@@ -95,11 +72,11 @@ func read(configDir, sessionID string, log *slog.Logger) ([]entry, error) {
 
 // parse reads transcript lines from r, keeping those the log also holds.
 func parse(r io.Reader, log *slog.Logger) ([]entry, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	lr := safefile.NewLineReader(r, maxLine)
 	var out []entry
 	for n := 1; ; n++ {
-		line, err := readLine(br)
-		if errors.Is(err, errLineTooLong) {
+		line, err := lr.Next()
+		if errors.Is(err, safefile.ErrLineTooLong) {
 			log.Warn("transcript line too long; skipped", "line", n)
 			continue
 		}
@@ -117,32 +94,6 @@ func parse(r io.Reader, log *slog.Logger) ([]entry, error) {
 		if err != nil {
 			return out, fmt.Errorf("transcript: read: %w", err)
 		}
-	}
-}
-
-var errLineTooLong = errors.New("line too long")
-
-// readLine returns the next line without its newline, or errLineTooLong
-// after discarding a line longer than maxLine.
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var buf []byte
-	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(buf)+len(chunk) > maxLine {
-			buf = nil
-			for errors.Is(err, bufio.ErrBufferFull) {
-				_, err = br.ReadSlice('\n')
-			}
-			if err != nil && err != io.EOF {
-				return nil, err
-			}
-			return nil, errLineTooLong
-		}
-		buf = append(buf, chunk...)
-		if errors.Is(err, bufio.ErrBufferFull) {
-			continue
-		}
-		return bytes.TrimRight(buf, "\r\n"), err
 	}
 }
 
