@@ -23,7 +23,11 @@ import (
 
 // TestMain lets the test binary stand in for `parley mcp-askuser`: the
 // runner starts its own executable with that argument, as the real binary.
+// It is also BenchmarkFanout's viewer farm (viewerfarm_test.go).
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == farmArg {
+		os.Exit(farmMain())
+	}
 	if len(os.Args) > 1 && os.Args[1] == "mcp-askuser" {
 		c, err := askuser.LoadConfig(os.Getenv("ASK_USER_CONFIG"))
 		if err == nil {

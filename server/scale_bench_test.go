@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"strconv"
 	"strings"
@@ -94,11 +95,21 @@ type seqViewer struct {
 }
 
 func (e *env) seqViewer(sessionID string, after int64) *seqViewer {
-	url := "ws" + strings.TrimPrefix(e.web.URL, "http") + "/sessions/" + sessionID + "/ws"
-	d := websocket.Dialer{HandshakeTimeout: 60 * time.Second}
-	conn, _, err := d.Dial(url, e.header(e.user))
+	v, err := dialSeqViewer(e.web.URL, sessionID, e.header(e.user), after)
 	if err != nil {
 		e.t.Fatalf("dial: %v", err)
+	}
+	e.t.Cleanup(v.close)
+	return v
+}
+
+// dialSeqViewer opens a viewer of the session on the server at base.
+func dialSeqViewer(base, sessionID string, h http.Header, after int64) (*seqViewer, error) {
+	url := "ws" + strings.TrimPrefix(base, "http") + "/sessions/" + sessionID + "/ws"
+	d := websocket.Dialer{HandshakeTimeout: 60 * time.Second}
+	conn, _, err := d.Dial(url, h)
+	if err != nil {
+		return nil, err
 	}
 	v := &seqViewer{conn: conn, seen: map[int64]time.Time{}, done: make(chan struct{})}
 	_ = conn.WriteJSON(map[string]any{"action": "hello", "after": after})
@@ -127,9 +138,11 @@ func (e *env) seqViewer(sessionID string, after int64) *seqViewer {
 			v.mu.Unlock()
 		}
 	}()
-	e.t.Cleanup(func() { conn.Close(); <-v.done })
-	return v
+	return v, nil
 }
+
+// close ends the viewer's connection and waits for its reader.
+func (v *seqViewer) close() { v.conn.Close(); <-v.done }
 
 // waitSeq waits until the viewer has seen seq.
 func (v *seqViewer) waitSeq(tb testing.TB, seq int64, timeout time.Duration) {

@@ -1,0 +1,128 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// delta is an event frame of streamed text, as a run loop publishes it.
+func delta(seq int64, text string) Frame {
+	return Frame{Seq: seq, IsDelta: true, Delta: text, Data: []byte(text), Kind: "stream_event"}
+}
+
+// nextFrame returns the subscription's next frame.
+func nextFrame(t *testing.T, s *Subscription) Frame {
+	t.Helper()
+	select {
+	case f, ok := <-s.C:
+		if !ok {
+			t.Fatal("subscription closed")
+		}
+		return f
+	case <-time.After(5 * time.Second):
+		t.Fatal("no frame")
+	}
+	return Frame{}
+}
+
+// noFrame fails if the subscription gets a frame within d.
+func noFrame(t *testing.T, s *Subscription, d time.Duration) {
+	t.Helper()
+	select {
+	case f := <-s.C:
+		t.Fatalf("unexpected frame %d..%d %q", f.first(), f.Seq, f.Data)
+	case <-time.After(d):
+	}
+}
+
+// span is "first..seq" of a frame.
+func span(f Frame) string { return fmt.Sprintf("%d..%d", f.first(), f.Seq) }
+
+// With many viewers the hub sends a stream's frames at most once per
+// holdFor: a lone event at once, then what gathered as one frame, in
+// order; an ask, a frame that is no event and a gap are never held back
+// behind (or merged with) what waits.
+func TestHubHoldsAStreamForALargeAudience(t *testing.T) {
+	h, _ := runHub(t)
+	h.HoldPerViewer = time.Millisecond // a 100 ms hold: a slow machine still publishes a burst within it
+	subs := make([]*Subscription, holdFrom)
+	for i := range subs {
+		s, err := h.Subscribe(t.Context(), "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		subs[i] = s
+	}
+	watch := subs[holdFrom/2]
+	h.Publish("s", delta(1, "a"))
+	if f := nextFrame(t, watch); span(f) != "1..1" {
+		t.Fatalf("lone event: got frame %s, want 1..1 at once", span(f))
+	}
+	for seq := int64(2); seq <= 10; seq++ {
+		h.Publish("s", delta(seq, "b"))
+	}
+	f := nextFrame(t, watch)
+	if span(f) != "2..10" || !f.IsDelta || f.Delta != strings.Repeat("b", 9) || f.prep == nil {
+		t.Fatalf("burst: got frame %s delta=%v %q prepared=%v, want one prepared delta frame 2..10", span(f), f.IsDelta, f.Delta, f.prep != nil)
+	}
+	if !strings.Contains(string(f.Data), strings.Repeat("b", 9)) {
+		t.Fatalf("burst: merged frame lacks the text: %q", f.Data)
+	}
+	noFrame(t, watch, 3*h.holdFor(holdFrom))
+
+	// A frame that is no event sends what is held first.
+	h.Publish("s", delta(11, "c")) // alone again: at once
+	h.Publish("s", delta(12, "d"))
+	h.Publish("s", Frame{Data: []byte("queue line")})
+	if f := nextFrame(t, watch); span(f) != "11..11" {
+		t.Fatalf("after a pause: got %s, want 11..11 at once", span(f))
+	}
+	if f := nextFrame(t, watch); span(f) != "12..12" {
+		t.Fatalf("before a non-event frame: got %s, want the held 12..12", span(f))
+	}
+	if f := nextFrame(t, watch); string(f.Data) != "queue line" {
+		t.Fatalf("non-event frame: got %q", f.Data)
+	}
+
+	// An ask is never held.
+	h.Publish("s", delta(13, "e"))
+	h.Publish("s", Frame{Seq: 14, Data: []byte("ask card"), Kind: "input_requested"})
+	if f := nextFrame(t, watch); span(f) != "13..13" {
+		t.Fatalf("before an ask: got %s, want the held 13..13", span(f))
+	}
+	if f := nextFrame(t, watch); span(f) != "14..14" || string(f.Data) != "ask card" {
+		t.Fatalf("ask: got %s %q", span(f), f.Data)
+	}
+
+	// A frame that does not follow the held ones is not merged with them.
+	h.Publish("s", delta(15, "f"))
+	h.Publish("s", delta(20, "g"))
+	if f := nextFrame(t, watch); span(f) != "15..15" {
+		t.Fatalf("before a gap: got %s, want 15..15", span(f))
+	}
+	if f := nextFrame(t, watch); span(f) != "20..20" {
+		t.Fatalf("after a gap: got %s, want 20..20", span(f))
+	}
+}
+
+// Under holdFrom viewers every frame goes out as published.
+func TestHubHoldsNothingForASmallAudience(t *testing.T) {
+	h, _ := runHub(t)
+	if h.holdFor(holdFrom-1) != 0 || h.holdFor(1000) != 20*time.Millisecond || h.holdFor(1_000_000) != maxHold {
+		t.Fatalf("holdFor: %s %s %s", h.holdFor(holdFrom-1), h.holdFor(1000), h.holdFor(1_000_000))
+	}
+	s, err := h.Subscribe(t.Context(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for seq := int64(1); seq <= 5; seq++ {
+		h.Publish("s", delta(seq, "x"))
+	}
+	for seq := int64(1); seq <= 5; seq++ {
+		if f := nextFrame(t, s); span(f) != fmt.Sprintf("%d..%d", seq, seq) {
+			t.Fatalf("frame %d: got %s", seq, span(f))
+		}
+	}
+}
