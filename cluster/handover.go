@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
@@ -39,13 +40,29 @@ func (n *Node) Drain(ctx context.Context, grace time.Duration) error {
 	}
 	var errs []error
 	for _, h := range handed {
-		for _, t := range h.Turns {
-			if err := n.Prompt(ctx, h.SessionID, n.Starter(h.SessionID), t.Text, t.By); err != nil {
-				errs = append(errs, err)
+		for _, w := range h.Work {
+			if err := n.replay(ctx, h.SessionID, w); err != nil {
+				errs = append(errs, fmt.Errorf("move queued work of session %s: %w", h.SessionID, err))
 			}
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// replay gives one piece of a handed-over session's queued work to the
+// session's new owner.
+func (n *Node) replay(ctx context.Context, sessionID string, w runner.QueuedWork) error {
+	start := n.Starter(sessionID)
+	if !w.IsAnswer() {
+		return n.Prompt(ctx, sessionID, start, w.Text, w.By)
+	}
+	err := n.Answer(ctx, sessionID, start, w.InputID, w.Resp)
+	if errors.Is(err, runner.ErrNotPending) || errors.Is(err, runner.ErrNotFound) {
+		n.Log.Info("an answer that waited in line was not moved: its ask is closed", "session_id", sessionID,
+			"input_id", w.InputID, "err", err)
+		return nil
+	}
+	return err
 }
 
 // handedOver takes over a session that a replica shutting down handed

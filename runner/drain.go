@@ -20,10 +20,11 @@ const (
 )
 
 // Handover is a session a draining replica gives to another: its process
-// had work, or it waited in line with Turns.
+// had work, or it waited in line with Work (prompts and answers, in the
+// order they were given).
 type Handover struct {
 	SessionID string
-	Turns     []QueuedTurn
+	Work      []QueuedWork
 }
 
 // drain is the supervisor's part of a graceful shutdown.
@@ -106,8 +107,8 @@ func (s *Supervisor) kickDrain() {
 // (a turn in flight, or an ask the process waited for): they should be
 // taken over by another replica at once. The others were idle and resume
 // on their next message. Sessions waiting in line for a slot are returned
-// too, with their prompts: the rest of their queued work (answers to asks
-// that stay open) is dropped here.
+// too, with the prompts and answers that waited there, in order: the new
+// owner must be given them (a Handover's Work); nothing of them ran here.
 func (s *Supervisor) Drain(ctx context.Context, grace time.Duration) (handOver []Handover) {
 	s.BeginDrain(ctx)
 	// The line goes first: a slot that frees up from now on starts nothing.
@@ -200,21 +201,44 @@ func (s *Supervisor) anyActivity(a int32) bool {
 	return false
 }
 
-// QueuedTurn is a prompt that waited in line for a slot when its replica
-// began to shut down: it should be sent to the session's new owner.
-type QueuedTurn struct{ Text, By string }
+// QueuedWork is work that waited in line for a slot when its replica
+// began to shut down: a prompt (Text, By) or, with InputID set, an answer
+// (Resp) to an ask whose process had ended. It should be given to the
+// session's new owner, in the order it was given here.
+type QueuedWork struct {
+	Text, By string   // a prompt
+	InputID  string   // an answer to this ask…
+	Resp     Response // …with this response
+}
 
-// queuedTurnKey marks the context of a Prompt with its QueuedTurn.
-type queuedTurnKey struct{}
+// IsAnswer says the work is an answer to an ask, not a prompt.
+func (q QueuedWork) IsAnswer() bool { return q.InputID != "" }
 
-func (w *waiter) addTurn(t *QueuedTurn) {
-	if t != nil {
-		w.turns = append(w.turns, *t)
+// queuedWorkKey marks the context of a Prompt or an Answer with its
+// QueuedWork, so a drain can move it if it waits in line.
+type queuedWorkKey struct{}
+
+// withQueuedWork marks ctx with q.
+func withQueuedWork(ctx context.Context, q QueuedWork) context.Context {
+	return context.WithValue(ctx, queuedWorkKey{}, q)
+}
+
+// queuedWork is the QueuedWork ctx is marked with, if any.
+func queuedWork(ctx context.Context) *QueuedWork {
+	if q, ok := ctx.Value(queuedWorkKey{}).(QueuedWork); ok {
+		return &q
+	}
+	return nil
+}
+
+func (w *waiter) addWork(q *QueuedWork) {
+	if q != nil {
+		w.work = append(w.work, *q)
 	}
 }
 
 // dropLine empties the line for slots and returns its sessions with the
-// prompts that waited there.
+// prompts and answers that waited there.
 func (s *Supervisor) dropLine() []Handover {
 	s.slots.mu.Lock()
 	line := s.slots.waiting
@@ -223,7 +247,7 @@ func (s *Supervisor) dropLine() []Handover {
 	for _, w := range line {
 		w.dropped = true
 		close(w.granted) // its goroutine sees dropped and ends
-		hs = append(hs, Handover{SessionID: w.sessionID, Turns: w.turns})
+		hs = append(hs, Handover{SessionID: w.sessionID, Work: w.work})
 	}
 	s.slots.mu.Unlock()
 	if s.queueObs != nil {

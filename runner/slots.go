@@ -37,7 +37,7 @@ type waiter struct {
 	sessionID string
 	start     Starter
 	jobs      []func(context.Context, *Run) error // appended under slots.mu while in line
-	turns     []QueuedTurn                        // the prompts among jobs, for a drain to move
+	work      []QueuedWork                        // the prompts and answers among jobs, in order, for a drain to move
 	dropped   bool                                // a drain emptied the line: do nothing
 	granted   chan struct{}                       // closed when a slot is handed to it
 }
@@ -67,19 +67,20 @@ func (q *slots) release() {
 }
 
 // enqueue puts job in line for sessionID: with the session's waiter when
-// it is already in line (isNew false), else with a new one.
-func (q *slots) enqueue(sessionID string, start Starter, job func(context.Context, *Run) error, turn *QueuedTurn) (w *waiter, isNew bool) {
+// it is already in line (isNew false), else with a new one. work, when
+// set, is the prompt or answer job delivers, for a drain to move.
+func (q *slots) enqueue(sessionID string, start Starter, job func(context.Context, *Run) error, work *QueuedWork) (w *waiter, isNew bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	for _, w := range q.waiting {
 		if w.sessionID == sessionID {
 			w.jobs = append(w.jobs, job)
-			w.addTurn(turn)
+			w.addWork(work)
 			return w, false
 		}
 	}
 	w = &waiter{sessionID: sessionID, start: start, jobs: []func(context.Context, *Run) error{job}, granted: make(chan struct{})}
-	w.addTurn(turn)
+	w.addWork(work)
 	if q.max <= 0 || (q.used < q.max && len(q.waiting) == 0) {
 		q.used++ // a slot came free since tryAcquire
 		close(w.granted)
@@ -168,11 +169,7 @@ func (s *Supervisor) enqueue(ctx context.Context, sessionID string, start Starte
 	if draining {
 		return ErrDraining
 	}
-	var turn *QueuedTurn
-	if t, ok := ctx.Value(queuedTurnKey{}).(QueuedTurn); ok {
-		turn = &t
-	}
-	w, isNew := s.slots.enqueue(sessionID, start, f, turn)
+	w, isNew := s.slots.enqueue(sessionID, start, f, queuedWork(ctx))
 	if !isNew {
 		return nil
 	}
@@ -207,7 +204,7 @@ func (s *Supervisor) serveWaiter(w *waiter) {
 	log := s.log.With("session_id", w.sessionID)
 	r, err := s.startWithSlot(ctx, w.sessionID, w.start)
 	if errors.Is(err, ErrDraining) {
-		s.leftOver(Handover{SessionID: w.sessionID, Turns: w.turns})
+		s.leftOver(Handover{SessionID: w.sessionID, Work: w.work})
 		return
 	}
 	if err != nil {

@@ -123,7 +123,7 @@ func With(o Options) Starter {
 // when there is none.
 func (s *Supervisor) Prompt(ctx context.Context, sessionID string, start Starter, text, by string) error {
 	// A turn that waits in line says what it is, so a drain can move it.
-	ctx = context.WithValue(ctx, queuedTurnKey{}, QueuedTurn{Text: text, By: by})
+	ctx = withQueuedWork(ctx, QueuedWork{Text: text, By: by})
 	return s.withRun(ctx, sessionID, start, func(ctx context.Context, r *Run) error {
 		reply := make(chan error, 1)
 		return r.send(ctx, turnCmd{text: text, by: by, reply: reply}, reply)
@@ -186,6 +186,8 @@ func (s *Supervisor) Answer(ctx context.Context, sessionID string, start Starter
 			return ErrNotPending
 		}
 	}
+	// An answer that waits in line says what it is too (drain.go).
+	ctx = withQueuedWork(ctx, QueuedWork{InputID: inputID, Resp: resp})
 	return s.withRun(ctx, sessionID, start, func(ctx context.Context, r *Run) error {
 		reply := make(chan error, 1)
 		return r.send(ctx, answerCmd{id: inputID, resp: resp, reply: reply}, reply)
