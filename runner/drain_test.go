@@ -40,7 +40,9 @@ func TestDrainHandsOverQueuedWorkInOrder(t *testing.T) {
 		func() error { return sup.Answer(ctx, "s1", start, "in-1", blue) },
 		func() error { return sup.Prompt(ctx, "s2", start, "other session", "Cy") },
 		func() error { return sup.Prompt(ctx, "s1", start, "third", "Ann") },
-		func() error { return sup.Answer(ctx, "s1", start, "in-2", Response{By: "Ann", Decline: true, Reason: "no"}) },
+		func() error {
+			return sup.Answer(ctx, "s1", start, "in-2", Response{By: "Ann", Decline: true, Reason: "no"})
+		},
 	}
 	for i, step := range steps {
 		if err := step(); err != nil {

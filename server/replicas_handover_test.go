@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"parley/runner"
 	"parley/runner/fakeapi"
 )
 
@@ -197,6 +198,82 @@ func TestFaultReplicaSigtermMovesQueuedPrompt(t *testing.T) {
 		t.Errorf("the second request ends with %q, want the queued prompt", got)
 	}
 	e.wantContiguousLog(s2.ID)
+}
+
+// TestFaultReplicaSigtermMovesQueuedAnswer: on A (one claude slot) a
+// session's ask outlives its process (killed); a second session's run
+// takes the slot and waits on an ask of its own; the first ask's answer,
+// given in A's page, waits in line for the slot. SIGTERM to A hands both
+// sessions over: the queued answer resolves the ask on B and reaches the
+// model there once, as the next message.
+func TestFaultReplicaSigtermMovesQueuedAnswer(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{
+		{Text: "Let me ask.", ToolName: askTool, ToolInput: colourQuestion(false)},
+		bashStep("touch q"),
+		{Text: "The queued answer, read on B."},
+	}, envOptions{quiet: true})
+	a := e.startReplica("A", "PARLEY_DRAIN_TIMEOUT=30", "PARLEY_MAX_RUNS=1")
+	b := e.startReplica("B")
+	s1, s2 := e.newSession(), e.newSession()
+
+	// s2 asks, and its process dies with the ask open.
+	wa2 := e.dialReplica(a, e.user, s2.ID)
+	wa2.prompt("pick a colour")
+	in := e.waitInput(wa2, s2.ID)
+	e.waitTranscript(s2, e.fake.Requests()[0].ToolUseID) // what --resume on B reads
+	var pid int
+	e.queryRow(`SELECT pid FROM runs WHERE session_id = $1`, []any{s2.ID}, &pid)
+	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	wa2.waitFor(60*time.Second, "process has ended since it asked")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, open := e.runsOf(s2.ID); open == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the killed run of s2 did not end")
+		}
+	}
+
+	// s1 takes A's only slot and waits on an ask; s2's answer waits in line.
+	wa1 := e.dialReplica(a, e.user, s1.ID)
+	wa1.prompt("make q")
+	e.waitInput(wa1, s1.ID)
+	wa2.answer(in, map[string]any{"choice": "Blue"})
+	wa2.waitFor(60*time.Second, "Waiting for a free slot")
+	if got, err := e.st.GetInput(t.Context(), in.ID); err != nil || got.Status != "pending" {
+		t.Fatalf("the queued answer's ask = %+v, %v; want pending: the answer must not have run on A", got, err)
+	}
+	if all, open := e.runsOf(s2.ID); all != 1 || open != 0 {
+		t.Fatalf("s2 has %d runs, %d open; want its killed one only: A's only slot is taken", all, open)
+	}
+
+	wb2 := e.dialReplica(b, e.user, s2.ID)
+	a.stop(syscall.SIGTERM)
+	wb2.waitFor(90*time.Second, "The queued answer, read on B.")
+	if got := e.owner(s2.ID); got != b.id {
+		t.Errorf("owner of the answered session %q, want B (%s)", got, b.id)
+	}
+	e.waitOwner(s1.ID, b.id, 20*time.Second) // the asking session went to B too
+	reqs := e.fake.Requests()
+	if len(reqs) != 3 {
+		t.Fatalf("the model got %d requests, want 3: two prompts, then the answer once", len(reqs))
+	}
+	if got := userMentions(reqs[2], "Blue"); got != 1 {
+		t.Errorf("the model was told the answer %d times in the turn after the handover, want once:\n%s", got, reqs[2].LastUserText())
+	}
+	if got, err := e.st.GetInput(t.Context(), in.ID); err != nil || got.Status != "answered" {
+		t.Errorf("input = %+v, %v; want answered", got, err)
+	}
+	e.wantDelivered(s2.ID, in.ID, runner.DeliveredNewTurn)
+	var bRuns int
+	e.queryRow(`SELECT count(*) FROM runs WHERE session_id = $1 AND replica_id = $2`, []any{s2.ID, b.id}, &bRuns)
+	if all, _ := e.runsOf(s2.ID); all != 2 || bRuns != 1 {
+		t.Errorf("s2 has %d runs, %d of them on B; want the killed one on A and one on B", all, bRuns)
+	}
+	e.wantContiguousLog(s2.ID)
+	e.wantContiguousLog(s1.ID)
 }
 
 // TestFaultReplicaReadyzWhileDraining: /readyz answers 503 as soon as a
