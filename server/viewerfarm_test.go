@@ -37,7 +37,7 @@ func farmMain() int {
 	vs, errs := make([]*seqViewer, n), make([]error, n)
 	var wg sync.WaitGroup
 	for i := range vs {
-		wg.Go(func() { vs[i], errs[i] = dialSeqViewer(base, sessionID, h, 0) })
+		wg.Go(func() { vs[i], errs[i] = dialLeanViewer(base, sessionID, h, 0) })
 	}
 	wg.Wait()
 	for _, err := range errs {

@@ -1,0 +1,114 @@
+package server
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// dialLeanViewer is dialSeqViewer for the viewer farm: after the handshake
+// it reads the socket's frames itself, a large read at a time, and only
+// looks for seqs, so a thousand viewers cost the machine they share with
+// the server as little as a client can (about a syscall per wake-up). It
+// answers pings; it writes nothing else after its hello.
+func dialLeanViewer(base, sessionID string, h http.Header, after int64) (*seqViewer, error) {
+	url := "ws" + strings.TrimPrefix(base, "http") + "/sessions/" + sessionID + "/ws"
+	d := websocket.Dialer{HandshakeTimeout: 60 * time.Second}
+	conn, _, err := d.Dial(url, h)
+	if err != nil {
+		return nil, err
+	}
+	// The server writes nothing before it has read the hello, so nothing
+	// of the socket's stream is left in the dialer's buffer.
+	if err := conn.WriteJSON(map[string]any{"action": "hello", "after": after}); err != nil {
+		conn.Close()
+		return nil, err
+	}
+	v := &seqViewer{conn: conn, seen: map[int64]time.Time{}, done: make(chan struct{})}
+	go func() {
+		defer close(v.done)
+		_ = v.readFrames(conn.UnderlyingConn())
+	}()
+	return v, nil
+}
+
+// readFrames reads server frames (never masked) from c until it fails.
+func (v *seqViewer) readFrames(c net.Conn) error {
+	buf := make([]byte, 0, 64<<10)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)] // grow for a frame larger than the buffer
+		}
+		n, err := c.Read(buf[len(buf):cap(buf)])
+		if err != nil {
+			return err
+		}
+		now := time.Now()
+		buf = buf[:len(buf)+n]
+		rest, err := v.frames(c, buf, now)
+		if err != nil {
+			return err
+		}
+		buf = buf[:copy(buf, rest)]
+	}
+}
+
+// frames handles every whole frame at the start of b and returns the rest.
+func (v *seqViewer) frames(c net.Conn, b []byte, now time.Time) ([]byte, error) {
+	for len(b) >= 2 {
+		op, size, hdr := b[0]&0x0f, int(b[1]&0x7f), 2
+		switch size {
+		case 126:
+			if len(b) < 4 {
+				return b, nil
+			}
+			size, hdr = int(binary.BigEndian.Uint16(b[2:])), 4
+		case 127:
+			if len(b) < 10 {
+				return b, nil
+			}
+			size, hdr = int(binary.BigEndian.Uint64(b[2:])), 10
+		}
+		if b[1]&0x80 != 0 {
+			return nil, errors.New("a masked frame from the server")
+		}
+		if len(b) < hdr+size {
+			return b, nil
+		}
+		payload := b[hdr : hdr+size]
+		switch op {
+		case websocket.TextMessage, 0: // a message or its continuation
+			v.mu.Lock()
+			v.ends += bytes.Count(payload, turnResultMark)
+			seqsIn(payload, func(seq int64) {
+				if _, ok := v.seen[seq]; !ok {
+					v.seen[seq] = now
+				}
+				v.last = max(v.last, seq)
+			})
+			v.mu.Unlock()
+		case websocket.PingMessage:
+			if err := pong(c, payload); err != nil {
+				return nil, err
+			}
+		case websocket.CloseMessage:
+			return nil, io.EOF
+		}
+		b = b[hdr+size:]
+	}
+	return b, nil
+}
+
+// pong answers a ping with a client's (masked, here with a zero key) pong.
+func pong(c net.Conn, data []byte) error {
+	f := append([]byte{0x80 | websocket.PongMessage, 0x80 | byte(len(data)), 0, 0, 0, 0}, data...)
+	_, err := c.Write(f)
+	return err
+}
