@@ -15,7 +15,7 @@ source "${PARLEY_CACHE:-$HOME/.cache/parley}/env"
 run() {
 	echo "== $1"
 	go test ./server/ -run '^$' -bench "^$1\$" -benchtime=1x -count=1 -timeout 60m 2>&1 |
-		grep -E '^figure:|^sessions=|^  |FAIL|panic' || true
+		grep -E '^figure:|^sessions=|^  |FAIL|panic' | grep -v '_test.go:[0-9]*: [A-Z]: time=' || true
 }
 
 echo "== machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
