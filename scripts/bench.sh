@@ -1,14 +1,61 @@
 #!/usr/bin/env bash
 # Every scale benchmark in one command, printing each figure as
-# "figure: name = value unit" (the README's "Scale" section is made from
-# this output). Sizes can be lowered for a quick run:
+# "figure: name = value unit". Sizes can be lowered for a quick run:
 #   PARLEY_BENCH_DELTAS (10000) PARLEY_BENCH_VIEWERS (1000) PARLEY_BENCH_STORM (1000)
 #   PARLEY_BENCH_LOG (15000) PARLEY_BENCH_ASK_SESSIONS (50) PARLEY_BENCH_REPLICA_ASKS (20)
 #   PARLEY_BENCH_MEM_SESSIONS (10)
 # Figures depend on the machine and on what else runs on it. Arguments, if
 # any, name the benchmarks to run (default: all).
+#
+#   scripts/bench.sh --readme          also rewrites the README's block of
+#                                      figures (between the bench markers)
+#   scripts/bench.sh --readme-from F   rewrites it from F, the saved output
+#                                      of an earlier run, and runs nothing
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# readme writes the figures of the run saved in $1 between README.md's
+# "<!-- bench:begin -->" and "<!-- bench:end -->" lines.
+readme() {
+	local block
+	block=$(mktemp)
+	awk '
+		/^== machine:/ { sub(/^== machine: /, ""); printf "Run of `scripts/bench.sh`: %s.\n\n| figure | value |\n|---|---|\n", $0; next }
+		/^figure: / {
+			sub(/^figure: /, ""); i = index($0, " = ")
+			printf "| %s | %s |\n", substr($0, 1, i - 1), substr($0, i + 3); next
+		}
+		/_test\.go:[0-9]+: [A-Z]: time=/ { next } # a replica'"'"'s log line
+		/^sessions=/ { inask = 1 }
+		inask && /^sessions=|^  / { ask = ask $0 "\n" }
+		END { if (ask != "") printf "\n`BenchmarkAskLatency`:\n\n```\n%s```\n", ask }
+	' "$1" >"$block"
+	awk -v block="$block" '
+		/<!-- bench:begin -->/ { print; while ((getline line < block) > 0) print line; skip = 1; next }
+		/<!-- bench:end -->/ { skip = 0 }
+		!skip { print }
+	' README.md >README.md.new
+	grep -q '<!-- bench:end -->' README.md.new || { echo "README.md has no bench markers" >&2; rm -f README.md.new "$block"; return 1; }
+	mv README.md.new README.md
+	rm -f "$block"
+	echo "== README.md: figures rewritten from $1"
+}
+
+case "${1:-}" in
+--readme-from)
+	readme "$2"
+	exit
+	;;
+--readme)
+	shift
+	out=$(mktemp)
+	"$0" "$@" | tee "$out"
+	readme "$out"
+	rm -f "$out"
+	exit
+	;;
+esac
+
 # shellcheck disable=SC1091
 source "${PARLEY_CACHE:-$HOME/.cache/parley}/env"
 
