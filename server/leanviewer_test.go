@@ -1,13 +1,11 @@
 package server
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -19,24 +17,11 @@ import (
 // the server as little as a client can (about a syscall per wake-up). It
 // answers pings; it writes nothing else after its hello.
 func dialLeanViewer(base, sessionID string, h http.Header, after int64) (*seqViewer, error) {
-	url := "ws" + strings.TrimPrefix(base, "http") + "/sessions/" + sessionID + "/ws"
-	d := websocket.Dialer{HandshakeTimeout: 60 * time.Second}
-	conn, _, err := d.Dial(url, h)
-	if err != nil {
-		return nil, err
-	}
 	// The server writes nothing before it has read the hello, so nothing
 	// of the socket's stream is left in the dialer's buffer.
-	if err := conn.WriteJSON(map[string]any{"action": "hello", "after": after}); err != nil {
-		conn.Close()
-		return nil, err
-	}
-	v := &seqViewer{conn: conn, seen: map[int64]time.Time{}, done: make(chan struct{})}
-	go func() {
-		defer close(v.done)
-		_ = v.readFrames(conn.UnderlyingConn())
-	}()
-	return v, nil
+	return dialViewer(base, sessionID, h, after, func(v *seqViewer) error {
+		return v.readFrames(v.conn.UnderlyingConn())
+	})
 }
 
 // readFrames reads server frames (never masked) from c until it fails.
@@ -85,15 +70,7 @@ func (v *seqViewer) frames(c net.Conn, b []byte, now time.Time) ([]byte, error) 
 		payload := b[hdr : hdr+size]
 		switch op {
 		case websocket.TextMessage, 0: // a message or its continuation
-			v.mu.Lock()
-			v.ends += bytes.Count(payload, turnResultMark)
-			seqsIn(payload, func(seq int64) {
-				if _, ok := v.seen[seq]; !ok {
-					v.seen[seq] = now
-				}
-				v.last = max(v.last, seq)
-			})
-			v.mu.Unlock()
+			v.record(payload, now)
 		case websocket.PingMessage:
 			if err := pong(c, payload); err != nil {
 				return nil, err

@@ -103,42 +103,59 @@ func (e *env) seqViewer(sessionID string, after int64) *seqViewer {
 	return v
 }
 
-// dialSeqViewer opens a viewer of the session on the server at base.
-func dialSeqViewer(base, sessionID string, h http.Header, after int64) (*seqViewer, error) {
+// dialViewer opens the session's socket on the server at base, says hello
+// (the viewer has read up to after) and reads with read until it fails.
+func dialViewer(base, sessionID string, h http.Header, after int64, read func(*seqViewer) error) (*seqViewer, error) {
 	url := "ws" + strings.TrimPrefix(base, "http") + "/sessions/" + sessionID + "/ws"
 	d := websocket.Dialer{HandshakeTimeout: 60 * time.Second}
 	conn, _, err := d.Dial(url, h)
 	if err != nil {
 		return nil, err
 	}
+	if err := conn.WriteJSON(map[string]any{"action": "hello", "after": after}); err != nil {
+		conn.Close()
+		return nil, err
+	}
 	v := &seqViewer{conn: conn, seen: map[int64]time.Time{}, done: make(chan struct{})}
-	_ = conn.WriteJSON(map[string]any{"action": "hello", "after": after})
 	go func() {
 		defer close(v.done)
-		var buf bytes.Buffer // reused: one read costs no allocation
-		for {
-			_, r, err := conn.NextReader()
-			if err != nil {
-				return
-			}
-			buf.Reset()
-			if _, err := buf.ReadFrom(r); err != nil {
-				return
-			}
-			now := time.Now()
-			b := buf.Bytes()
-			v.mu.Lock()
-			v.ends += bytes.Count(b, turnResultMark)
-			seqsIn(b, func(seq int64) {
-				if _, ok := v.seen[seq]; !ok {
-					v.seen[seq] = now
-				}
-				v.last = max(v.last, seq)
-			})
-			v.mu.Unlock()
-		}
+		_ = read(v)
 	}()
 	return v, nil
+}
+
+// dialSeqViewer opens a viewer of the session on the server at base.
+func dialSeqViewer(base, sessionID string, h http.Header, after int64) (*seqViewer, error) {
+	return dialViewer(base, sessionID, h, after, (*seqViewer).readMessages)
+}
+
+// readMessages reads the socket a message at a time, as gorilla's client.
+func (v *seqViewer) readMessages() error {
+	var buf bytes.Buffer // reused: one read costs no allocation
+	for {
+		_, r, err := v.conn.NextReader()
+		if err != nil {
+			return err
+		}
+		buf.Reset()
+		if _, err := buf.ReadFrom(r); err != nil {
+			return err
+		}
+		v.record(buf.Bytes(), time.Now())
+	}
+}
+
+// record notes the seqs and turn ends a message read at now shows.
+func (v *seqViewer) record(msg []byte, now time.Time) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.ends += bytes.Count(msg, turnResultMark)
+	seqsIn(msg, func(seq int64) {
+		if _, ok := v.seen[seq]; !ok {
+			v.seen[seq] = now
+		}
+		v.last = max(v.last, seq)
+	})
 }
 
 // close ends the viewer's connection and waits for its reader.
