@@ -1,11 +1,13 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -229,8 +231,10 @@ func BenchmarkStreamThroughput(b *testing.B) {
 	s := e.newSession()
 	v := e.seqViewer(s.ID, 0)
 	w := e.dial(s.ID, 0)
+	cpu0 := cpuTime()
 	w.prompt("stream")
 	evs := e.turnEnd(b, v, s.ID, 5*time.Minute)
+	cpu := cpuTime() - cpu0
 	result := evs[len(evs)-1]
 	for _, ev := range evs {
 		if ev.Type == "result" {
@@ -255,6 +259,45 @@ func BenchmarkStreamThroughput(b *testing.B) {
 	figure("stream events", float64(count), "events")
 	figure("stream events stored and shown per second (durable)", float64(count)/span.Seconds(), "events/s")
 	figure("CLI result → viewer has the end", ms(shown.Sub(result.CreatedAt)), "ms")
+	figure("CPU of Parley's process (with the fake model and one viewer) per stream event", float64(cpu.Microseconds())/float64(count), "µs")
+}
+
+// BenchmarkCLIAlone runs the real CLI on BenchmarkStreamThroughput's reply
+// with nothing but a pipe reader behind it: how fast the CLI itself emits
+// stream events here, the ceiling for any program that reads it.
+func BenchmarkCLIAlone(b *testing.B) {
+	n := benchInt("PARLEY_BENCH_DELTAS", 10000)
+	fake := fakeapi.Serve(b, fakeapi.Scenario{{Text: words(n), Chunks: n}})
+	dir := b.TempDir()
+	cmd := exec.CommandContext(b.Context(), fakeapi.ClaudeBin(b), "-p", "--output-format", "stream-json",
+		"--verbose", "--include-partial-messages", "stream")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), fake.Env(dir)...)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	sc := bufio.NewScanner(out)
+	sc.Buffer(nil, 16<<20)
+	var first, last time.Time
+	count := 0
+	for sc.Scan() {
+		if bytes.HasPrefix(sc.Bytes(), []byte(`{"type":"stream_event"`)) {
+			last = time.Now()
+			if count == 0 {
+				first = last
+			}
+			count++
+		}
+	}
+	if err := cmd.Wait(); err != nil || count < 2 {
+		b.Fatalf("claude: %v, %d stream events", err, count)
+	}
+	figure("CLI alone: stream events", float64(count), "events")
+	figure("CLI alone: stream events emitted per second", float64(count-1)/last.Sub(first).Seconds(), "events/s")
 }
 
 // fakeCLI writes a stand-in for claude that prints n streamed text deltas
