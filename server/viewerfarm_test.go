@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -107,7 +108,7 @@ func (e *env) viewerFarm(b *testing.B, sessionID string, n int, ready int64) *vi
 	cmd := exec.CommandContext(b.Context(), os.Args[0], farmArg)
 	cmd.Env = append(os.Environ(), "PARLEY_FARM_URL="+e.web.URL, "PARLEY_FARM_SESSION="+sessionID,
 		"PARLEY_FARM_N="+strconv.Itoa(n), "PARLEY_FARM_READY="+strconv.FormatInt(ready, 10),
-		"PARLEY_FARM_COOKIE="+sessionCookie+"="+e.user.Cookie)
+		"PARLEY_FARM_COOKIE="+sessionCookie+"="+e.user.Cookie, "GOMAXPROCS="+strconv.Itoa(runtime.NumCPU()))
 	cmd.Stderr = os.Stderr
 	w, err := cmd.StdinPipe()
 	if err != nil {
