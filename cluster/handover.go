@@ -17,10 +17,11 @@ const handoverWait = 2 * time.Minute
 // process (sessions that need one are leased to other replicas) and gives
 // up the leases of its sessions without a process; turns in flight get up
 // to grace to finish; then every run ends, and the sessions that still
-// had work (an open ask the process waited for, a long turn, prompts
-// waiting in line for a slot) are handed over: another live replica takes
-// each at once (--resume), and the waiting prompts are sent to it. With
-// no other replica, they resume on their next message, as after a restart.
+// had work (an open ask the process waited for, a long turn, prompts and
+// answers waiting in line for a slot) are handed over: another live
+// replica takes each at once (--resume), and the waiting prompts and
+// answers are given to it, in order. With no other replica, they resume on
+// their next message, as after a restart.
 // Leave follows.
 func (n *Node) Drain(ctx context.Context, grace time.Duration) error {
 	n.Supervisor.BeginDrain(ctx)
@@ -42,7 +43,9 @@ func (n *Node) Drain(ctx context.Context, grace time.Duration) error {
 	for _, h := range handed {
 		for _, w := range h.Work {
 			if err := n.replay(ctx, h.SessionID, w); err != nil {
+				// The rest would arrive without what came before it.
 				errs = append(errs, fmt.Errorf("move queued work of session %s: %w", h.SessionID, err))
+				break
 			}
 		}
 	}

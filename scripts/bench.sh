@@ -12,13 +12,25 @@
 #   scripts/bench.sh --readme-from F   rewrites it from F, the saved output
 #                                      of an earlier run, and runs nothing
 set -euo pipefail
+if [[ "${1:-}" == "--readme-from" ]]; then
+	from=$(realpath "$2") # before the cd: a path relative to where it was run
+fi
 cd "$(dirname "$0")/.."
 
 # readme writes the figures of the run saved in $1 between README.md's
 # "<!-- bench:begin -->" and "<!-- bench:end -->" lines.
 readme() {
+	if grep -qE '^(FAIL|panic)|^--- FAIL' "$1"; then
+		echo "a benchmark failed: README.md left as it was" >&2
+		return 1
+	fi
+	if ! grep -q '<!-- bench:begin -->' README.md || ! grep -q '<!-- bench:end -->' README.md; then
+		echo "README.md has no bench markers" >&2
+		return 1
+	fi
 	local block
 	block=$(mktemp)
+	trap 'rm -f "$block" README.md.new' RETURN
 	awk '
 		/^== machine:/ { sub(/^== machine: /, ""); printf "Run of `scripts/bench.sh`: %s.\n\n| figure | value |\n|---|---|\n", $0; next }
 		/^figure: / {
@@ -27,6 +39,7 @@ readme() {
 		}
 		/_test\.go:[0-9]+: [A-Z]: time=/ { next } # a replica'"'"'s log line
 		/^sessions=/ { inask = 1 }
+		/^== / && !/^== BenchmarkAskLatency/ { inask = 0 }
 		inask && /^sessions=|^  / { ask = ask $0 "\n" }
 		END { if (ask != "") printf "\n`BenchmarkAskLatency`:\n\n```\n%s```\n", ask }
 	' "$1" >"$block"
@@ -35,23 +48,25 @@ readme() {
 		/<!-- bench:end -->/ { skip = 0 }
 		!skip { print }
 	' README.md >README.md.new
-	grep -q '<!-- bench:end -->' README.md.new || { echo "README.md has no bench markers" >&2; rm -f README.md.new "$block"; return 1; }
 	mv README.md.new README.md
-	rm -f "$block"
 	echo "== README.md: figures rewritten from $1"
 }
 
 case "${1:-}" in
 --readme-from)
-	readme "$2"
+	readme "$from"
 	exit
 	;;
 --readme)
 	shift
+	if [[ $# -gt 0 ]]; then
+		echo "--readme runs every benchmark: the block holds a whole run" >&2
+		exit 2
+	fi
 	out=$(mktemp)
-	"$0" "$@" | tee "$out"
+	trap 'rm -f "$out"' EXIT
+	"$0" | tee "$out"
 	readme "$out"
-	rm -f "$out"
 	exit
 	;;
 esac

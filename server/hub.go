@@ -5,7 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -15,28 +14,6 @@ import (
 // frame per viewer: a thousand viewers joining cost a few frames each, not
 // a thousand.
 const presenceDelay = 50 * time.Millisecond
-
-// A session watched by many browsers here gets its streamed events in
-// fewer, larger frames. Writing one frame to one socket costs the server
-// about 20 µs of CPU (mostly the write itself); so the hub sends a
-// session's event frames at most once per holdPerViewer × its viewers, and
-// a stream's fan-out needs at most about one core however many watch: a
-// thousand viewers get a frame every 20 ms instead of one per batch the
-// run loop writes. A lone event goes out at once, frames keep their order,
-// and an ask is never held. Under holdFrom viewers nothing is held.
-const (
-	holdPerViewer = 20 * time.Microsecond
-	holdFrom      = 100
-	maxHold       = 40 * time.Millisecond
-)
-
-// holdFor is how long a session's event frames may be held with n viewers.
-func (h *Hub) holdFor(n int) time.Duration {
-	if n < holdFrom {
-		return 0
-	}
-	return min(time.Duration(n)*h.HoldPerViewer, maxHold)
-}
 
 // Frame is one message for the browsers of a session: rendered HTML and
 // the seq of the event it shows (0 for frames that show no event).
@@ -129,103 +106,6 @@ type hubState struct {
 	holdDue   time.Time
 }
 
-// publish delivers f, or holds it with the session's other frames when
-// many browsers watch and the session sent a frame less than holdFor ago.
-// Anything not held, and any frame that does not follow the held ones,
-// first sends what is held.
-func (st *hubState) publish(topic string, f Frame) {
-	hold := st.h.holdFor(len(st.subs[topic]))
-	if f.Seq == 0 || f.Kind == "input_requested" || hold == 0 {
-		st.release(topic)
-		st.deliver(topic, f)
-		return
-	}
-	now := time.Now()
-	h := st.held[topic]
-	switch {
-	case h == nil && now.Sub(st.sent[topic]) >= hold:
-		st.sent[topic] = now
-		st.deliver(topic, f)
-		return
-	case h != nil && f.first() != h.frames[len(h.frames)-1].Seq+1:
-		st.release(topic)
-		st.deliver(topic, f)
-		return
-	case h == nil:
-		h = &heldFrames{due: st.sent[topic].Add(hold)}
-		st.held[topic] = h
-		st.armHold(h.due)
-	}
-	h.frames = append(h.frames, f)
-}
-
-// heldFrames are a session's event frames waiting to go out as one.
-type heldFrames struct {
-	frames []Frame
-	due    time.Time
-}
-
-// armHold makes the hold timer fire by due.
-func (st *hubState) armHold(due time.Time) {
-	if st.holdArmed && !due.Before(st.holdDue) {
-		return
-	}
-	st.holdTimer.Reset(time.Until(due))
-	st.holdArmed, st.holdDue = true, due
-}
-
-// release sends the topic's held frames as one.
-func (st *hubState) release(topic string) {
-	if h := st.held[topic]; h != nil {
-		delete(st.held, topic)
-		st.sent[topic] = time.Now()
-		st.deliver(topic, mergeFrames(h.frames))
-	}
-}
-
-// releaseDue sends the held frames whose time has come (the hold timer
-// fired) and arms the timer for the rest.
-func (st *hubState) releaseDue() {
-	st.holdArmed = false
-	now := time.Now()
-	for topic, h := range st.held {
-		if !h.due.After(now) {
-			st.release(topic)
-		} else {
-			st.armHold(h.due)
-		}
-	}
-	for topic, at := range st.sent {
-		if now.Sub(at) >= maxHold && st.held[topic] == nil {
-			delete(st.sent, topic) // forgotten once it no longer matters
-		}
-	}
-}
-
-// mergeFrames makes one frame of consecutive ones, its message prepared
-// once for every socket; runs of streamed text become one delta.
-func mergeFrames(fs []Frame) Frame {
-	if len(fs) == 1 {
-		return fs[0]
-	}
-	m := Frame{First: fs[0].first(), Seq: fs[len(fs)-1].Seq, Born: fs[0].Born, Kind: "batch", IsDelta: true}
-	var co coalescer
-	var text strings.Builder
-	for _, f := range fs {
-		co.add(f)
-		if f.IsDelta {
-			text.WriteString(f.Delta)
-		} else {
-			m.IsDelta = false
-		}
-	}
-	m.Data = co.take()
-	if m.IsDelta {
-		m.Delta = text.String()
-	}
-	return prepare(m)
-}
-
 // drop ends a subscription: its channel closes.
 func (st *hubState) drop(s *Subscription) {
 	if set, ok := st.subs[s.sessionID]; ok {
@@ -234,6 +114,7 @@ func (st *hubState) drop(s *Subscription) {
 			close(s.c)
 			if len(set) == 0 {
 				delete(st.subs, s.sessionID)
+				st.forgetHold(s.sessionID)
 			}
 			st.changed(s.sessionID, true)
 		}

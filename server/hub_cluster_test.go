@@ -15,10 +15,14 @@ type announcement struct {
 	first   bool
 }
 
-// runHub runs a hub whose announcements land on the returned channel.
-func runHub(t *testing.T) (*Hub, <-chan announcement) {
+// runHub runs a hub, set up by configure first, whose announcements land
+// on the returned channel.
+func runHub(t *testing.T, configure ...func(*Hub)) (*Hub, <-chan announcement) {
 	t.Helper()
 	h := NewHub()
+	for _, c := range configure {
+		c(h)
+	}
 	out := make(chan announcement, 64)
 	h.Announce = func(id string, names []string, first bool) {
 		out <- announcement{id, strings.Join(names, ","), first}

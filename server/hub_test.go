@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -45,8 +46,13 @@ func span(f Frame) string { return fmt.Sprintf("%d..%d", f.first(), f.Seq) }
 // order; an ask, a frame that is no event and a gap are never held back
 // behind (or merged with) what waits.
 func TestHubHoldsAStreamForALargeAudience(t *testing.T) {
-	h, _ := runHub(t)
-	h.HoldPerViewer = time.Millisecond // a 100 ms hold: a slow machine still publishes a burst within it
+	synctest.Test(t, testHubHoldsAStream)
+}
+
+// testHubHoldsAStream runs in a synctest bubble: the hold's timer runs on
+// the bubble's clock, so the test neither waits for it nor races it.
+func testHubHoldsAStream(t *testing.T) {
+	h, _ := runHub(t, func(h *Hub) { h.HoldPerViewer = time.Millisecond }) // a 100 ms hold
 	subs := make([]*Subscription, holdFrom)
 	for i := range subs {
 		s, err := h.Subscribe(t.Context(), "s")

@@ -107,7 +107,7 @@ func (j journal) sessionChanged(ctx context.Context, sessionID string, c runner.
 	return nil
 }
 
-// AppendBatch implements runner.BatchJournal: one COPY and one commit.
+// AppendBatch implements runner.BatchJournal: one statement, one commit.
 func (j journal) AppendBatch(ctx context.Context, evs []runner.Event) error {
 	list := make([]store.Event, len(evs))
 	for i, e := range evs {

@@ -21,7 +21,7 @@ func dialLeanViewer(base, sessionID string, h http.Header, after int64) (*seqVie
 	// of the socket's stream is left in the dialer's buffer.
 	return dialViewer(base, sessionID, h, after, func(v *seqViewer) error {
 		return v.readFrames(v.conn.UnderlyingConn())
-	})
+	}, true)
 }
 
 // readFrames reads server frames (never masked) from c until it fails.

@@ -94,6 +94,11 @@ type seqViewer struct {
 	last int64
 	ends int // turn results read
 	done chan struct{}
+	// every stamps each seq a message brings, not only the last-seq mark
+	// it carries: a frame of merged deltas marks only its last seq, and
+	// the deltas before it waited longer. The viewer farm sets it; a join
+	// storm's thousand replays of 15,000 events would not fit in memory.
+	every bool
 }
 
 func (e *env) seqViewer(sessionID string, after int64) *seqViewer {
@@ -107,7 +112,7 @@ func (e *env) seqViewer(sessionID string, after int64) *seqViewer {
 
 // dialViewer opens the session's socket on the server at base, says hello
 // (the viewer has read up to after) and reads with read until it fails.
-func dialViewer(base, sessionID string, h http.Header, after int64, read func(*seqViewer) error) (*seqViewer, error) {
+func dialViewer(base, sessionID string, h http.Header, after int64, read func(*seqViewer) error, every bool) (*seqViewer, error) {
 	url := "ws" + strings.TrimPrefix(base, "http") + "/sessions/" + sessionID + "/ws"
 	d := websocket.Dialer{HandshakeTimeout: 60 * time.Second}
 	conn, _, err := d.Dial(url, h)
@@ -118,7 +123,7 @@ func dialViewer(base, sessionID string, h http.Header, after int64, read func(*s
 		conn.Close()
 		return nil, err
 	}
-	v := &seqViewer{conn: conn, seen: map[int64]time.Time{}, done: make(chan struct{})}
+	v := &seqViewer{conn: conn, seen: map[int64]time.Time{}, done: make(chan struct{}), every: every}
 	go func() {
 		defer close(v.done)
 		_ = read(v)
@@ -128,7 +133,7 @@ func dialViewer(base, sessionID string, h http.Header, after int64, read func(*s
 
 // dialSeqViewer opens a viewer of the session on the server at base.
 func dialSeqViewer(base, sessionID string, h http.Header, after int64) (*seqViewer, error) {
-	return dialViewer(base, sessionID, h, after, (*seqViewer).readMessages)
+	return dialViewer(base, sessionID, h, after, (*seqViewer).readMessages, false)
 }
 
 // readMessages reads the socket a message at a time, as gorilla's client.
@@ -153,8 +158,14 @@ func (v *seqViewer) record(msg []byte, now time.Time) {
 	defer v.mu.Unlock()
 	v.ends += bytes.Count(msg, turnResultMark)
 	seqsIn(msg, func(seq int64) {
-		if _, ok := v.seen[seq]; !ok {
-			v.seen[seq] = now
+		from := seq
+		if v.every {
+			from = v.last + 1 // the socket is gapless and in order: this message brought them all
+		}
+		for s := from; s <= seq; s++ {
+			if _, ok := v.seen[s]; !ok {
+				v.seen[s] = now
+			}
 		}
 		v.last = max(v.last, seq)
 	})
@@ -273,6 +284,7 @@ func BenchmarkCLIAlone(b *testing.B) {
 		"--verbose", "--include-partial-messages", "stream")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), fake.Env(dir)...)
+	cmd.WaitDelay = 10 * time.Second
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		b.Fatal(err)
@@ -292,6 +304,9 @@ func BenchmarkCLIAlone(b *testing.B) {
 			}
 			count++
 		}
+	}
+	if err := sc.Err(); err != nil {
+		b.Fatalf("read claude's output: %v", err) // the context ends claude at cleanup
 	}
 	if err := cmd.Wait(); err != nil || count < 2 {
 		b.Fatalf("claude: %v, %d stream events", err, count)

@@ -110,6 +110,7 @@ func (e *env) viewerFarm(b *testing.B, sessionID string, n int, ready int64) *vi
 		"PARLEY_FARM_N="+strconv.Itoa(n), "PARLEY_FARM_READY="+strconv.FormatInt(ready, 10),
 		"PARLEY_FARM_COOKIE="+sessionCookie+"="+e.user.Cookie, "GOMAXPROCS="+strconv.Itoa(runtime.NumCPU()))
 	cmd.Stderr = os.Stderr
+	cmd.WaitDelay = 10 * time.Second
 	w, err := cmd.StdinPipe()
 	if err != nil {
 		b.Fatal(err)

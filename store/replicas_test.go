@@ -107,7 +107,7 @@ func TestPoolSettingsInURLAndReady(t *testing.T) {
 	}
 }
 
-// TestAppendEventsNotifies: a batch is one COPY, one commit and one
+// TestAppendEventsNotifies: a batch is one statement, one commit and one
 // notification naming its first and last seq.
 func TestAppendEventsNotifies(t *testing.T) {
 	s := open(t)

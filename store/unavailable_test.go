@@ -57,6 +57,13 @@ func TestFaultDatabaseStoppedIsUnavailable(t *testing.T) {
 	if err := s.AppendEvent(ctx, ev(2, `{"a":"\u0000"}`)); err == nil || store.Unavailable(err) {
 		t.Errorf("a \\u0000 in jsonb: err = %v; want a refusal", err)
 	}
+	// The same through a batch, which fails whole.
+	if err := s.AppendEvents(ctx, []store.Event{ev(2, `{}`), ev(3, `{"a":"\u0000"}`)}); err == nil || store.Unavailable(err) {
+		t.Errorf("a \\u0000 in jsonb in a batch: err = %v; want a refusal", err)
+	}
+	if last, err := s.LastSeq(ctx, sess.ID); err != nil || last != 1 {
+		t.Errorf("after the refused batch the log ends at %d (%v); want 1: nothing of it written", last, err)
+	}
 	pgtest.Stop(t)
 	t.Cleanup(func() { pgtest.Start(t) })
 	for i := range 3 { // the pool's old connection, then new ones
