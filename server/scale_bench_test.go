@@ -99,6 +99,7 @@ type seqViewer struct {
 	// the deltas before it waited longer. The viewer farm sets it; a join
 	// storm's thousand replays of 15,000 events would not fit in memory.
 	every bool
+	at    []int64 // with every: when seq i was read, in Unix nanoseconds (at[0] unused)
 }
 
 func (e *env) seqViewer(sessionID string, after int64) *seqViewer {
@@ -124,6 +125,9 @@ func dialViewer(base, sessionID string, h http.Header, after int64, read func(*s
 		return nil, err
 	}
 	v := &seqViewer{conn: conn, seen: map[int64]time.Time{}, done: make(chan struct{}), every: every}
+	if every {
+		v.at = make([]int64, 1, 4096)
+	}
 	go func() {
 		defer close(v.done)
 		_ = read(v)
@@ -158,14 +162,14 @@ func (v *seqViewer) record(msg []byte, now time.Time) {
 	defer v.mu.Unlock()
 	v.ends += bytes.Count(msg, turnResultMark)
 	seqsIn(msg, func(seq int64) {
-		from := seq
 		if v.every {
-			from = v.last + 1 // the socket is gapless and in order: this message brought them all
-		}
-		for s := from; s <= seq; s++ {
-			if _, ok := v.seen[s]; !ok {
-				v.seen[s] = now
+			// The socket is gapless and in order: this message brought
+			// every seq up to this one. Kept in a slice: no map to grow.
+			for int64(len(v.at)) <= seq {
+				v.at = append(v.at, now.UnixNano())
 			}
+		} else if _, ok := v.seen[seq]; !ok {
+			v.seen[seq] = now
 		}
 		v.last = max(v.last, seq)
 	})

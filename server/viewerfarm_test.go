@@ -67,8 +67,8 @@ func farmMain() int {
 	fmt.Fprintf(out, "cpu %d\n", (cpuTime() - cpu0).Microseconds())
 	for _, v := range vs {
 		v.mu.Lock()
-		for seq, at := range v.seen {
-			fmt.Fprintf(out, "seen %d %d\n", seq, at.UnixNano())
+		for seq := 1; seq < len(v.at); seq++ {
+			fmt.Fprintf(out, "seen %d %d\n", seq, v.at[seq])
 		}
 		v.mu.Unlock()
 	}
@@ -132,9 +132,11 @@ func (e *env) viewerFarm(b *testing.B, sessionID string, n int, ready int64) *vi
 }
 
 // wait has the farm wait until every viewer has read seq, and returns the
-// farm's CPU time since it was ready and, for each event of evs a viewer
-// read, the time from the event being recorded to the viewer reading it.
-func (f *viewerFarm) wait(b *testing.B, seq int64, evs []store.Event) (time.Duration, []time.Duration) {
+// farm's CPU time since it was ready, this process's CPU time (cpuTime)
+// when every viewer had read seq, before reading the farm's report, and,
+// for each event of evs a viewer read, the time from the event being
+// recorded to the viewer reading it.
+func (f *viewerFarm) wait(b *testing.B, seq int64, evs []store.Event) (farmCPU, ownCPU time.Duration, l []time.Duration) {
 	fmt.Fprintf(f.in, "wait %d\n", seq)
 	if err := f.in.Flush(); err != nil {
 		b.Fatal(err)
@@ -143,16 +145,15 @@ func (f *viewerFarm) wait(b *testing.B, seq int64, evs []store.Event) (time.Dura
 	for _, ev := range evs {
 		born[ev.Seq] = ev.CreatedAt
 	}
-	var cpu time.Duration
-	var l []time.Duration
 	for f.out.Scan() {
 		var a, c int64
 		switch line := f.out.Text(); {
 		case line == "done":
-			return cpu, l
+			return farmCPU, ownCPU, l
 		case strings.HasPrefix(line, "cpu "):
+			ownCPU = cpuTime()
 			_, _ = fmt.Sscanf(line, "cpu %d", &a)
-			cpu = time.Duration(a) * time.Microsecond
+			farmCPU = time.Duration(a) * time.Microsecond
 		case strings.HasPrefix(line, "seen "):
 			_, _ = fmt.Sscanf(line, "seen %d %d", &a, &c)
 			if at, ok := born[a]; ok {
@@ -163,5 +164,5 @@ func (f *viewerFarm) wait(b *testing.B, seq int64, evs []store.Event) (time.Dura
 		}
 	}
 	b.Fatalf("viewer farm ended: %v", f.out.Err())
-	return 0, nil
+	return 0, 0, nil
 }
