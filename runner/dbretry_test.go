@@ -75,14 +75,12 @@ echo '{"type":"result","is_error":false,"total_cost_usd":0,"num_turns":1}'
 read line
 `
 
-// TestRunWaitsOutADatabaseOutage takes the database away at the first line
-// of a flood of output: the loop stops reading, so the CLI blocks before it
-// has printed everything (backpressure); the page is told the session
-// waits; once the database is back every line is in the log, in order,
-// numbered without a gap, and the notice is cleared.
-func TestRunWaitsOutADatabaseOutage(t *testing.T) {
-	dir := t.TempDir()
-	bin, mark := filepath.Join(dir, "claude"), filepath.Join(dir, "printed-everything")
+// floodRun starts session s1's run of floodCLI (which touches mark once it
+// has printed everything) against a journal whose database goes away at
+// the "flood" line.
+func floodRun(t *testing.T, mark string) (*outageJournal, waitingPublisher, *Supervisor) {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "claude")
 	if err := os.WriteFile(bin, []byte(floodCLI), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -97,6 +95,17 @@ func TestRunWaitsOutADatabaseOutage(t *testing.T) {
 	if err := sup.Prompt(t.Context(), "s1", With(testOptions(t, "")), "go", "you"); err != nil {
 		t.Fatal(err)
 	}
+	return j, pub, sup
+}
+
+// TestRunWaitsOutADatabaseOutage takes the database away at the first line
+// of a flood of output: the loop stops reading, so the CLI blocks before it
+// has printed everything (backpressure); the page is told the session
+// waits; once the database is back every line is in the log, in order,
+// numbered without a gap, and the notice is cleared.
+func TestRunWaitsOutADatabaseOutage(t *testing.T) {
+	mark := filepath.Join(t.TempDir(), "printed-everything")
+	j, pub, _ := floodRun(t, mark)
 	select {
 	case w := <-pub.waits:
 		if !w {
@@ -147,22 +156,7 @@ func TestRunWaitsOutADatabaseOutage(t *testing.T) {
 // the database: the stop ends the run (within stopGrace of trying to write
 // what it holds) instead of waiting for the database forever.
 func TestRunStopsWhileTheDatabaseIsAway(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "claude")
-	if err := os.WriteFile(bin, []byte(floodCLI), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	j := &outageJournal{memJournal: &memJournal{}, trip: "flood", fails: make(chan struct{})}
-	pub := waitingPublisher{chanPublisher: make(chanPublisher, 1<<16), waits: make(chan bool, 16)}
-	sup := NewSupervisor(context.Background(), Deps{
-		Config:  Config{ClaudeBin: bin, SelfExe: "/bin/false", Env: append(os.Environ(), "MARK="+filepath.Join(dir, "mark"))},
-		Journal: j, Publisher: pub, Broker: askuser.NewBroker(),
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), RuntimeDir: t.TempDir(),
-	})
-	t.Cleanup(sup.Shutdown)
-	if err := sup.Prompt(t.Context(), "s1", With(testOptions(t, "")), "go", "you"); err != nil {
-		t.Fatal(err)
-	}
+	_, pub, sup := floodRun(t, filepath.Join(t.TempDir(), "mark"))
 	select {
 	case <-pub.waits:
 	case <-time.After(60 * time.Second):
