@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -118,24 +119,7 @@ func TestFaultPageStopsOnlyAtSignOutOrRemoval(t *testing.T) {
 				pollJS(`document.getElementById('conn').dataset.state === 'live'`),
 				chromedp.Evaluate(countOpens, nil))
 			tc.end(u)
-			var banner string
-			var link bool
-			step(t, ctx, "the page says why it stopped",
-				pollJS(`document.getElementById('conn').dataset.state === 'closed'`),
-				chromedp.Text(`#offline`, &banner, chromedp.ByID),
-				chromedp.Evaluate(`!!document.querySelector('#offline a[href^="/login"]')`, &link))
-			if !strings.Contains(banner, tc.want) || link != tc.link {
-				t.Errorf("banner %q (sign-in link %v); want %q (link %v)", banner, link, tc.want, tc.link)
-			}
-			// A page that retried would show the offline banner within the
-			// first backoff (0.25-0.5 s); this waits several times that.
-			var opens int
-			step(t, ctx, "it does not reconnect", chromedp.Sleep(3*time.Second),
-				chromedp.Evaluate(`window.__opens`, &opens),
-				chromedp.Text(`#offline`, &banner, chromedp.ByID))
-			if opens != 0 || !strings.Contains(banner, tc.want) {
-				t.Errorf("after the close: %d opens, banner %q", opens, banner)
-			}
+			wantPageStopped(t, ctx, tc.want, tc.link, "it does not reconnect", "the close")
 		})
 	}
 }
@@ -191,5 +175,29 @@ func TestFaultOversizedPromptRefusedInPage(t *testing.T) {
 	}
 	if reqs := e.fake.Requests(); len(reqs) != 1 || !strings.Contains(reqs[0].LastUserText(), "a normal prompt") {
 		t.Errorf("the model got %d requests; want only the normal prompt", len(reqs))
+	}
+}
+
+// wantPageStopped checks that the page closed its socket for good: its
+// banner says want (with a sign-in link or not), and after several times
+// the first reconnect backoff (0.25-0.5 s) it has opened no socket
+// (window.__opens, counted from countOpens) and still says so.
+func wantPageStopped(t *testing.T, ctx context.Context, want string, link bool, stepName, after string) {
+	t.Helper()
+	var banner string
+	var hasLink bool
+	step(t, ctx, "the page says why it stopped",
+		pollJS(`document.getElementById('conn').dataset.state === 'closed'`),
+		chromedp.Text(`#offline`, &banner, chromedp.ByID),
+		chromedp.Evaluate(`!!document.querySelector('#offline a[href^="/login"]')`, &hasLink))
+	if !strings.Contains(banner, want) || hasLink != link {
+		t.Errorf("banner %q (sign-in link %v); want %q (link %v)", banner, hasLink, want, link)
+	}
+	var opens int
+	step(t, ctx, stepName, chromedp.Sleep(3*time.Second),
+		chromedp.Evaluate(`window.__opens`, &opens),
+		chromedp.Text(`#offline`, &banner, chromedp.ByID))
+	if opens != 0 || !strings.Contains(banner, want) {
+		t.Errorf("after %s: %d opens, banner %q", after, opens, banner)
 	}
 }

@@ -3,7 +3,6 @@ package server
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -46,22 +45,7 @@ func TestFaultPageOfflineWhenAccessEnds(t *testing.T) {
 				chromedp.Evaluate(countOpens, nil))
 			tc.end(u) // the ping check has not run yet: the socket is still open
 			proxy.cut()
-			var banner string
-			var link bool
-			step(t, ctx, "the page says why it stopped",
-				pollJS(`document.getElementById('conn').dataset.state === 'closed'`),
-				chromedp.Text(`#offline`, &banner, chromedp.ByID),
-				chromedp.Evaluate(`!!document.querySelector('#offline a[href^="/login"]')`, &link))
-			if !strings.Contains(banner, tc.want) || link != tc.link {
-				t.Errorf("banner %q (sign-in link %v); want %q (link %v)", banner, link, tc.want, tc.link)
-			}
-			var opens int
-			step(t, ctx, "it stops trying", chromedp.Sleep(3*time.Second),
-				chromedp.Evaluate(`window.__opens`, &opens),
-				chromedp.Text(`#offline`, &banner, chromedp.ByID))
-			if opens != 0 || !strings.Contains(banner, tc.want) {
-				t.Errorf("after the refusal: %d opens, banner %q", opens, banner)
-			}
+			wantPageStopped(t, ctx, tc.want, tc.link, "it stops trying", "the refusal")
 		})
 	}
 }
