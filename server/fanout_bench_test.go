@@ -3,7 +3,9 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"syscall"
@@ -63,9 +65,11 @@ func BenchmarkFanout(b *testing.B) {
 			w := e.dial(s.ID, 0)
 			runtime.GC()
 			cpu0 := cpuTime()
+			stopProfile := streamProfile(b, n)
 			w.prompt("stream")
 			evs := e.turnEnd(b, watch, s.ID, 5*time.Minute)[earlier:]
 			viewersCPU, cpu1, l := farm.wait(b, evs[len(evs)-1].Seq, evs)
+			stopProfile()
 			// CPU, unlike latency, hardly depends on what else the machine runs.
 			figure(fmt.Sprintf("fan-out to %d viewers, CPU of the server per event", n),
 				float64((cpu1-cpu0).Microseconds())/float64(len(evs)), "µs")
@@ -74,6 +78,24 @@ func BenchmarkFanout(b *testing.B) {
 			pctl(fmt.Sprintf("fan-out to %d viewers, event recorded → viewer", n), l)
 		})
 	}
+}
+
+// streamProfile profiles the server's CPU while the stream fans out, to
+// the file PARLEY_BENCH_STREAM_PROFILE names (with the viewer count
+// appended), if it is set; the returned func stops it.
+func streamProfile(b *testing.B, n int) func() {
+	name := os.Getenv("PARLEY_BENCH_STREAM_PROFILE")
+	if name == "" {
+		return func() {}
+	}
+	f, err := os.Create(fmt.Sprintf("%s.%d", name, n))
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatal(err)
+	}
+	return func() { pprof.StopCPUProfile(); _ = f.Close() }
 }
 
 // seedLog writes a long transcript of n events straight into the log:

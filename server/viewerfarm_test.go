@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,7 +26,8 @@ const farmArg = "viewer-farm"
 // farmMain dials PARLEY_FARM_N viewers of a session, says "ready" once each
 // has read seq PARLEY_FARM_READY, then, told "wait SEQ" on stdin, waits
 // until each has read SEQ and prints its CPU time ("cpu µs") and when each
-// viewer read each seq ("seen SEQ UNIXNANO"), then "done".
+// viewer read each seq ("seen SEQ UNIXNANO"), then "done". With
+// PARLEY_FARM_PROFILE set it writes its CPU profile from "ready" on there.
 func farmMain() int {
 	fail := func(err error) int {
 		fmt.Println("error", err)
@@ -53,6 +55,12 @@ func farmMain() int {
 	fmt.Fprintln(out, "ready")
 	out.Flush()
 	cpu0 := cpuTime()
+	if name := os.Getenv("PARLEY_FARM_PROFILE"); name != "" {
+		if f, err := os.Create(name); err == nil {
+			_ = pprof.StartCPUProfile(f)
+			defer pprof.StopCPUProfile()
+		}
+	}
 	in := bufio.NewScanner(os.Stdin)
 	if !in.Scan() {
 		return 0
