@@ -113,6 +113,7 @@ func (s *Supervisor) Drain(ctx context.Context, grace time.Duration) (handOver [
 	s.BeginDrain(ctx)
 	// The line goes first: a slot that frees up from now on starts nothing.
 	queued := s.dropLine()
+	s.waitServing(ctx)
 	deadline := time.NewTimer(grace)
 	defer deadline.Stop()
 wait:
@@ -144,6 +145,29 @@ wait:
 	s.left = nil
 	s.mu.Unlock()
 	return slices.Concat(handOver, queued, left)
+}
+
+// servingWait bounds how long a drain waits for sessions given a slot
+// just before it to hand their work to their process.
+const servingWait = 30 * time.Second
+
+// waitServing waits until every session given a slot has handed its
+// prompts and answers to its process (a turn in flight, which the drain
+// then treats like any other) or given them up to the drain (left): a
+// slot that came free just before the drain loses nothing.
+func (s *Supervisor) waitServing(ctx context.Context) {
+	timeout := time.NewTimer(servingWait)
+	defer timeout.Stop()
+	for s.slots.servingNow() > 0 {
+		select {
+		case <-s.kick:
+		case <-timeout.C:
+			s.log.Warn("draining: sessions given a slot are still starting", "sessions", s.slots.servingNow())
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // BeginDrain refuses every new process from now on (ErrDraining) and
@@ -231,12 +255,6 @@ func queuedWork(ctx context.Context) *QueuedWork {
 	return nil
 }
 
-func (w *waiter) addWork(q *QueuedWork) {
-	if q != nil {
-		w.work = append(w.work, *q)
-	}
-}
-
 // dropLine empties the line for slots and returns its sessions with the
 // prompts and answers that waited there.
 func (s *Supervisor) dropLine() []Handover {
@@ -247,7 +265,7 @@ func (s *Supervisor) dropLine() []Handover {
 	for _, w := range line {
 		w.dropped = true
 		close(w.granted) // its goroutine sees dropped and ends
-		hs = append(hs, Handover{SessionID: w.sessionID, Work: w.work})
+		hs = append(hs, Handover{SessionID: w.sessionID, Work: work(w.jobs)})
 	}
 	s.slots.mu.Unlock()
 	if s.queueObs != nil {

@@ -4,11 +4,14 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"parley/askuser"
+	"parley/runner/fakeapi"
 )
 
 // pendingJournal finds every ask pending, so an answer to it may wait in
@@ -67,4 +70,74 @@ func TestDrainHandsOverQueuedWorkInOrder(t *testing.T) {
 	if sup.Queued() != 0 {
 		t.Errorf("%d sessions still in line after the drain", sup.Queued())
 	}
+}
+
+// A slot that comes free just before a drain loses nothing. The session
+// given it starts its process, and its queued prompt is handed to it only
+// once the drain has begun (here the job waits for the drain to end, or
+// for 300 ms). The drain waits for it: the session is handed over with
+// its turn in flight. Before, the drain ended the new run first, and the
+// prompt failed with ErrDraining and was lost. And when the new run ends
+// on its own meanwhile, the prompt and what waited behind it are handed
+// over as work.
+func TestDrainWaitsForASessionGivenASlot(t *testing.T) {
+	never := make(chan struct{})
+	fake := fakeapi.Serve(t, fakeapi.Scenario{{Text: "still thinking", Hold: never}})
+	for _, runEnds := range []bool{false, true} {
+		sup, j, _ := newTestSupervisor(t, fakeapi.ClaudeBin(t), fake.Env(t.TempDir()))
+		sup.slots.max = 1
+		if !sup.slots.tryAcquire() { // the only slot is busy elsewhere
+			t.Fatal("no free slot")
+		}
+		ctx := t.Context()
+		o := testOptions(t, "")
+		drained := make(chan []Handover, 1)
+		drainDone := make(chan struct{})
+		prompt := func(ctx context.Context, r *Run) error {
+			go func() { drained <- sup.Drain(ctx, 0); close(drainDone) }()
+			select {
+			case <-drainDone:
+			case <-time.After(300 * time.Millisecond):
+			}
+			if runEnds {
+				r.Stop()
+			}
+			reply := make(chan error, 1)
+			return r.send(ctx, turnCmd{text: "hello", by: "Ann", reply: reply}, reply)
+		}
+		if err := sup.enqueue(withQueuedWork(ctx, QueuedWork{Text: "hello", By: "Ann"}), "s1", With(o), prompt); err != nil {
+			t.Fatal(err)
+		}
+		if err := sup.Prompt(ctx, "s1", With(o), "and then", "Ann"); err != nil {
+			t.Fatal(err)
+		}
+		sup.releaseSlot() // the slot goes to s1: its process starts
+		var got []Handover
+		select {
+		case got = <-drained:
+		case <-time.After(2 * time.Minute):
+			t.Fatal("the drain did not end")
+		}
+		if len(got) != 1 || got[0].SessionID != "s1" {
+			t.Fatalf("run ends=%v: handed over %+v, want s1", runEnds, got)
+		}
+		switch work := got[0].Work; {
+		case runEnds && (len(work) != 2 || work[0].Text != "hello" || work[1].Text != "and then"):
+			t.Fatalf("its run ended: handed over work %+v, want both prompts, in order", work)
+		case !runEnds && (len(work) != 0 || !j.has(TypePrompt, "hello") || !j.has(TypePrompt, "and then")):
+			t.Fatalf("handed over work %+v, want none: both prompts given to its process", work)
+		}
+	}
+}
+
+// has says the journal holds an event of type typ whose payload holds s.
+func (j *memJournal) has(typ, s string) bool {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	for _, e := range j.events {
+		if e.Type == typ && strings.Contains(string(e.Payload), s) {
+			return true
+		}
+	}
+	return false
 }

@@ -30,16 +30,61 @@ type slots struct {
 	mu      sync.Mutex
 	used    int
 	waiting []*waiter
+	// serving counts the waiters given a slot that have not yet handed
+	// their jobs to their run: a drain waits for them (drain.go).
+	serving int
 }
 
 // waiter is a session in line, with the work to do once its process runs.
 type waiter struct {
 	sessionID string
 	start     Starter
-	jobs      []func(context.Context, *Run) error // appended under slots.mu while in line
-	work      []QueuedWork                        // the prompts and answers among jobs, in order, for a drain to move
-	dropped   bool                                // a drain emptied the line: do nothing
-	granted   chan struct{}                       // closed when a slot is handed to it
+	jobs      []job         // appended under slots.mu while in line
+	dropped   bool          // a drain emptied the line: do nothing
+	served    bool          // it was given a slot: counted in slots.serving until it is done
+	granted   chan struct{} // closed when a slot is handed to it
+}
+
+// job is one piece of a waiter's work: do, and for a prompt or an answer
+// what it is, for a drain to move (nil for others).
+type job struct {
+	do   func(context.Context, *Run) error
+	work *QueuedWork
+}
+
+// grant hands w a slot; called with slots.mu held.
+func (q *slots) grant(w *waiter) {
+	w.served = true
+	q.serving++
+	close(w.granted)
+}
+
+// doneServing says w has handed its jobs over (or given up).
+func (q *slots) doneServing(w *waiter) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if w.served {
+		w.served = false
+		q.serving--
+	}
+}
+
+// servingNow is how many waiters given a slot are still handing jobs over.
+func (q *slots) servingNow() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.serving
+}
+
+// work lists the prompts and answers among jobs, in order.
+func work(jobs []job) []QueuedWork {
+	var ws []QueuedWork
+	for _, j := range jobs {
+		if j.work != nil {
+			ws = append(ws, *j.work)
+		}
+	}
+	return ws
 }
 
 // tryAcquire takes a free slot unless there is none or others wait for one.
@@ -63,27 +108,26 @@ func (q *slots) release() {
 	}
 	w := q.waiting[0]
 	q.waiting = q.waiting[1:]
-	close(w.granted)
+	q.grant(w)
 }
 
 // enqueue puts job in line for sessionID: with the session's waiter when
 // it is already in line (isNew false), else with a new one. work, when
 // set, is the prompt or answer job delivers, for a drain to move.
-func (q *slots) enqueue(sessionID string, start Starter, job func(context.Context, *Run) error, work *QueuedWork) (w *waiter, isNew bool) {
+func (q *slots) enqueue(sessionID string, start Starter, do func(context.Context, *Run) error, work *QueuedWork) (w *waiter, isNew bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	j := job{do: do, work: work}
 	for _, w := range q.waiting {
 		if w.sessionID == sessionID {
-			w.jobs = append(w.jobs, job)
-			w.addWork(work)
+			w.jobs = append(w.jobs, j)
 			return w, false
 		}
 	}
-	w = &waiter{sessionID: sessionID, start: start, jobs: []func(context.Context, *Run) error{job}, granted: make(chan struct{})}
-	w.addWork(work)
+	w = &waiter{sessionID: sessionID, start: start, jobs: []job{j}, granted: make(chan struct{})}
 	if q.max <= 0 || (q.used < q.max && len(q.waiting) == 0) {
 		q.used++ // a slot came free since tryAcquire
-		close(w.granted)
+		q.grant(w)
 		return w, true
 	}
 	q.waiting = append(q.waiting, w)
@@ -186,8 +230,11 @@ func (s *Supervisor) enqueue(ctx context.Context, sessionID string, start Starte
 }
 
 // serveWaiter waits for w's slot, starts its process and does its jobs.
+// Work a drain keeps from being done here is handed over with the rest.
 func (s *Supervisor) serveWaiter(w *waiter) {
 	defer s.wg.Done()
+	defer s.kickDrain()
+	defer s.slots.doneServing(w)
 	select {
 	case <-w.granted:
 	case <-s.ctx.Done():
@@ -204,7 +251,7 @@ func (s *Supervisor) serveWaiter(w *waiter) {
 	log := s.log.With("session_id", w.sessionID)
 	r, err := s.startWithSlot(ctx, w.sessionID, w.start)
 	if errors.Is(err, ErrDraining) {
-		s.leftOver(Handover{SessionID: w.sessionID, Work: w.work})
+		s.leftOver(Handover{SessionID: w.sessionID, Work: work(w.jobs)})
 		return
 	}
 	if err != nil {
@@ -214,10 +261,16 @@ func (s *Supervisor) serveWaiter(w *waiter) {
 		}
 		return
 	}
-	for _, job := range w.jobs {
-		err := job(ctx, r)
+	for i, j := range w.jobs {
+		err := j.do(ctx, r)
 		if errors.Is(err, ErrRunEnded) {
-			err = s.withRun(ctx, w.sessionID, w.start, job)
+			err = s.withRun(ctx, w.sessionID, w.start, j.do)
+		}
+		if errors.Is(err, ErrDraining) {
+			// Its run ended for another reason and no process starts here
+			// any more: this and what follows go to the next owner.
+			s.leftOver(Handover{SessionID: w.sessionID, Work: work(w.jobs[i:])})
+			return
 		}
 		if err != nil {
 			log.Error("queued work failed", "err", err)
