@@ -93,8 +93,8 @@ func TestDrainWaitsForASessionGivenASlot(t *testing.T) {
 		o := testOptions(t, "")
 		drained := make(chan []Handover, 1)
 		drainDone := make(chan struct{})
-		prompt := func(ctx context.Context, r *Run) error {
-			go func() { drained <- sup.Drain(ctx, 0); close(drainDone) }()
+		prompt := func(jctx context.Context, r *Run) error {
+			go func() { drained <- sup.Drain(ctx, 0); close(drainDone) }() // ctx: the drain outlives the job
 			select {
 			case <-drainDone:
 			case <-time.After(300 * time.Millisecond):
@@ -103,7 +103,7 @@ func TestDrainWaitsForASessionGivenASlot(t *testing.T) {
 				r.Stop()
 			}
 			reply := make(chan error, 1)
-			return r.send(ctx, turnCmd{text: "hello", by: "Ann", reply: reply}, reply)
+			return r.send(jctx, turnCmd{text: "hello", by: "Ann", reply: reply}, reply)
 		}
 		if err := sup.enqueue(withQueuedWork(ctx, QueuedWork{Text: "hello", By: "Ann"}), "s1", With(o), prompt); err != nil {
 			t.Fatal(err)
@@ -127,6 +127,53 @@ func TestDrainWaitsForASessionGivenASlot(t *testing.T) {
 		case !runEnds && (len(work) != 0 || !j.has(TypePrompt, "hello") || !j.has(TypePrompt, "and then")):
 			t.Fatalf("handed over work %+v, want none: both prompts given to its process", work)
 		}
+	}
+}
+
+// A queued prompt whose new run ended before it got there, and which then
+// found every slot taken, waits in line again as what it is: a drain
+// hands it over as work. Before, it waited in line unnamed and a drain
+// handed the session over without it.
+func TestQueuedWorkBackInLineIsHandedOver(t *testing.T) {
+	fake := fakeapi.Serve(t, fakeapi.Scenario{{Text: "unused"}})
+	sup, _, _ := newTestSupervisor(t, fakeapi.ClaudeBin(t), fake.Env(t.TempDir()))
+	sup.slots.max = 1
+	if !sup.slots.tryAcquire() {
+		t.Fatal("no free slot")
+	}
+	ctx := t.Context()
+	o := testOptions(t, "")
+	tried := make(chan struct{})
+	prompt := func(ctx context.Context, r *Run) error {
+		select {
+		case <-tried:
+			t.Error("the prompt ran again: it should wait in line")
+			return nil
+		default:
+			close(tried)
+		}
+		r.Stop() // its run ends…
+		if !sup.slots.tryAcquire() { // …and its slot goes to another session
+			t.Error("the ended run's slot is not free")
+		}
+		reply := make(chan error, 1)
+		return r.send(ctx, turnCmd{text: "hello", by: "Ann", reply: reply}, reply)
+	}
+	if err := sup.enqueue(withQueuedWork(ctx, QueuedWork{Text: "hello", By: "Ann"}), "s1", With(o), prompt); err != nil {
+		t.Fatal(err)
+	}
+	sup.releaseSlot()
+	<-tried
+	deadline := time.Now().Add(time.Minute)
+	for sup.Queued() == 0 { // back in line
+		if time.Now().After(deadline) {
+			t.Fatal("the prompt did not go back in line")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	got := sup.Drain(ctx, 0)
+	if len(got) != 1 || got[0].SessionID != "s1" || len(got[0].Work) != 1 || got[0].Work[0].Text != "hello" {
+		t.Fatalf("handed over %+v, want s1 with its prompt", got)
 	}
 }
 

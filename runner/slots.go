@@ -264,7 +264,11 @@ func (s *Supervisor) serveWaiter(w *waiter) {
 	for i, j := range w.jobs {
 		err := j.do(ctx, r)
 		if errors.Is(err, ErrRunEnded) {
-			err = s.withRun(ctx, w.sessionID, w.start, j.do)
+			jctx := ctx
+			if j.work != nil { // should it wait in line again, a drain can move it
+				jctx = withQueuedWork(ctx, *j.work)
+			}
+			err = s.withRun(jctx, w.sessionID, w.start, j.do)
 		}
 		if errors.Is(err, ErrDraining) {
 			// Its run ended for another reason and no process starts here
