@@ -152,8 +152,9 @@ func TestQueuedWorkBackInLineIsHandedOver(t *testing.T) {
 		default:
 			close(tried)
 		}
-		r.Stop() // its run ends…
-		if !sup.slots.tryAcquire() { // …and its slot goes to another session
+		// Its run ends, and its slot goes to another session.
+		r.Stop()
+		if !sup.slots.tryAcquire() {
 			t.Error("the ended run's slot is not free")
 		}
 		reply := make(chan error, 1)
