@@ -102,8 +102,10 @@ func (s *Supervisor) kickDrain() {
 }
 
 // Drain is a graceful shutdown's first half: no new process starts here
-// from now on (ErrDraining); turns in flight get up to grace to finish;
-// then every run ends. It returns the sessions whose runs still had work
+// from now on (ErrDraining), and no work joins the line; sessions given a
+// slot just before get up to servingWait to hand their work to their
+// process; then turns in flight get up to grace to finish; then every run
+// ends. It returns the sessions whose runs still had work
 // (a turn in flight, or an ask the process waited for): they should be
 // taken over by another replica at once. The others were idle and resume
 // on their next message. Sessions waiting in line for a slot are returned
@@ -148,8 +150,9 @@ wait:
 }
 
 // servingWait bounds how long a drain waits for sessions given a slot
-// just before it to hand their work to their process.
-const servingWait = 30 * time.Second
+// just before it to hand their work to their process (in the time a drain
+// is given beyond grace).
+const servingWait = 10 * time.Second
 
 // waitServing waits until every session given a slot has handed its
 // prompts and answers to its process (a turn in flight, which the drain
@@ -261,6 +264,7 @@ func (s *Supervisor) dropLine() []Handover {
 	s.slots.mu.Lock()
 	line := s.slots.waiting
 	s.slots.waiting = nil
+	s.slots.closed = true // work that comes now is refused (ErrDraining): it goes elsewhere
 	hs := make([]Handover, 0, len(line))
 	for _, w := range line {
 		w.dropped = true

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"strings"
@@ -69,6 +70,11 @@ func TestDrainHandsOverQueuedWorkInOrder(t *testing.T) {
 	}
 	if sup.Queued() != 0 {
 		t.Errorf("%d sessions still in line after the drain", sup.Queued())
+	}
+	// The drain took the line: nothing joins it any more, even past the
+	// supervisor's own check.
+	if _, _, err := sup.slots.enqueue("s3", start, nil, nil); !errors.Is(err, ErrDraining) {
+		t.Errorf("joining the line after the drain: %v, want ErrDraining", err)
 	}
 }
 

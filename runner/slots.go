@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -33,6 +32,8 @@ type slots struct {
 	// serving counts the waiters given a slot that have not yet handed
 	// their jobs to their run: a drain waits for them (drain.go).
 	serving int
+	// closed says a drain emptied the line: nothing joins it any more.
+	closed bool
 }
 
 // waiter is a session in line, with the work to do once its process runs.
@@ -114,24 +115,27 @@ func (q *slots) release() {
 // enqueue puts job in line for sessionID: with the session's waiter when
 // it is already in line (isNew false), else with a new one. work, when
 // set, is the prompt or answer job delivers, for a drain to move.
-func (q *slots) enqueue(sessionID string, start Starter, do func(context.Context, *Run) error, work *QueuedWork) (w *waiter, isNew bool) {
+func (q *slots) enqueue(sessionID string, start Starter, do func(context.Context, *Run) error, work *QueuedWork) (w *waiter, isNew bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	if q.closed {
+		return nil, false, ErrDraining // the drain has taken the line
+	}
 	j := job{do: do, work: work}
 	for _, w := range q.waiting {
 		if w.sessionID == sessionID {
 			w.jobs = append(w.jobs, j)
-			return w, false
+			return w, false, nil
 		}
 	}
 	w = &waiter{sessionID: sessionID, start: start, jobs: []job{j}, granted: make(chan struct{})}
 	if q.max <= 0 || (q.used < q.max && len(q.waiting) == 0) {
 		q.used++ // a slot came free since tryAcquire
 		q.grant(w)
-		return w, true
+		return w, true, nil
 	}
 	q.waiting = append(q.waiting, w)
-	return w, true
+	return w, true, nil
 }
 
 // line returns the sessions in line, first first.
@@ -213,9 +217,9 @@ func (s *Supervisor) enqueue(ctx context.Context, sessionID string, start Starte
 	if draining {
 		return ErrDraining
 	}
-	w, isNew := s.slots.enqueue(sessionID, start, f, queuedWork(ctx))
-	if !isNew {
-		return nil
+	w, isNew, err := s.slots.enqueue(sessionID, start, f, queuedWork(ctx))
+	if err != nil || !isNew {
+		return err
 	}
 	select {
 	case <-w.granted: // a slot came free meanwhile: no need to wait or reap
@@ -280,75 +284,4 @@ func (s *Supervisor) serveWaiter(w *waiter) {
 			log.Error("queued work failed", "err", err)
 		}
 	}
-}
-
-// reapIdle asks the run idle longest (no turn, no open ask) to end, so its
-// slot goes to the line.
-func (s *Supervisor) reapIdle() {
-	s.mu.Lock()
-	var oldest *Run
-	for _, r := range s.runs {
-		since := r.idleSince.Load()
-		if since == 0 || r.reaping.Load() {
-			continue
-		}
-		if oldest == nil || since < oldest.idleSince.Load() {
-			oldest = r
-		}
-	}
-	if oldest != nil {
-		oldest.reaping.Store(true)
-	}
-	s.mu.Unlock()
-	if oldest != nil {
-		oldest.post(reapCmd{})
-	}
-}
-
-// reapCmd ends an idle run for a session waiting in line; a run that got
-// work meanwhile keeps going.
-type reapCmd struct{}
-
-func (reapCmd) run(ctx context.Context, r *Run) error {
-	r.reaping.Store(false)
-	if r.turns > 0 || r.attachedAsks() > 0 || r.stopping {
-		return nil
-	}
-	r.yieldSlot("a session is waiting for a free slot")
-	return nil
-}
-
-// yieldSlot ends the run so that its slot goes to a waiting session; the
-// session's next message resumes it with --resume.
-func (r *Run) yieldSlot(why string) {
-	r.stopping = true
-	r.idleSince.Store(0)
-	r.log.Info("ending idle claude process", "why", why)
-	r.cancel()
-}
-
-// markIdle notes whether the run has nothing to do (no turn, no open ask,
-// and it has done some work: a run just started for a waiting message is
-// not idle). An idle run yields its slot at once when sessions wait.
-func (r *Run) markIdle() {
-	r.noteActivity()
-	idle := r.worked && !r.stopping && r.turns == 0 && r.attachedAsks() == 0
-	switch {
-	case !idle:
-		r.idleSince.Store(0)
-	case r.othersWaiting != nil && r.othersWaiting():
-		r.yieldSlot("sessions are waiting for a free slot")
-	case r.idleSince.Load() == 0:
-		r.idleSince.Store(time.Now().UnixNano())
-	}
-}
-
-// idleState is the part of a Run the slot queue reads from other goroutines.
-type idleState struct {
-	idleSince     atomic.Int64 // unix nanoseconds since when the run is idle; 0 = busy
-	reaping       atomic.Bool  // a reapCmd is on its way
-	worked        bool         // owned by the loop: a turn or answer was handled
-	othersWaiting func() bool  // sessions wait for a slot
-	activity      atomic.Int32 // what the run is doing, for a drain (drain.go)
-	stateChanged  func()       // told when activity changes; may be nil
 }

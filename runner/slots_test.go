@@ -16,9 +16,9 @@ func TestSlotsLineIsFirstComeFirstServed(t *testing.T) {
 	if q.tryAcquire() {
 		t.Fatal("a third slot was given with a cap of 2")
 	}
-	a, newA := q.enqueue("a", nil, job, nil)
-	b, _ := q.enqueue("b", nil, job, nil)
-	again, newAgain := q.enqueue("a", nil, job, nil)
+	a, newA, _ := q.enqueue("a", nil, job, nil)
+	b, _, _ := q.enqueue("b", nil, job, nil)
+	again, newAgain, _ := q.enqueue("a", nil, job, nil)
 	if !newA || newAgain || again != a || len(a.jobs) != 2 {
 		t.Fatalf("a second message of a waiting session must join its waiter (new=%v, same=%v, jobs=%d)", newAgain, again == a, len(a.jobs))
 	}
@@ -55,7 +55,7 @@ func TestSlotsWithoutCap(t *testing.T) {
 			t.Fatal("an uncapped supervisor refused a slot")
 		}
 	}
-	w, _ := q.enqueue("x", nil, nil, nil)
+	w, _, _ := q.enqueue("x", nil, nil, nil)
 	select {
 	case <-w.granted:
 	default:

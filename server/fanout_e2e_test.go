@@ -2,17 +2,20 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"html"
 	"net"
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/gorilla/websocket"
 
+	"parley/runner"
 	"parley/runner/fakeapi"
 )
 
@@ -134,10 +137,11 @@ func TestLargeAudienceSeesTheStreamOnceInOrder(t *testing.T) {
 	}
 }
 
-// A socket that stops reading while its session's fan-out writes to it is
-// closed once its buffers are full, instead of holding back the wave: the
-// other viewers get every frame, in order, and the stuck page would
-// reconnect and catch up from the log.
+// A socket that stops reading while its session's fan-out writes does not
+// hold back the wave: once its send buffer is full its frames go through
+// its own writer, and the hub drops it when too many wait (the page would
+// reconnect and catch up from the log). A viewer that reads, however
+// slowly, gets every frame, in order, also one too large to write at once.
 func TestFanoutClosesASocketThatStopsReading(t *testing.T) {
 	e := newEnv(t, fakeapi.Scenario{{Text: "unused"}}, envOptions{quiet: true, askUserOff: true})
 	s := e.newSession()
@@ -153,9 +157,19 @@ func TestFanoutClosesASocketThatStopsReading(t *testing.T) {
 			}
 		}()
 	}
-	healthy := e.orderViewer(s.ID, 0)
 	url := "ws" + strings.TrimPrefix(e.web.URL, "http") + "/sessions/" + s.ID + "/ws"
-	stuck, _, err := websocket.DefaultDialer.Dial(url, e.header(e.user))
+	healthy := e.slowReader(url)
+	// A small receive buffer, set before it connects, as a slow phone's.
+	small := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		if err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 64<<10)
+		}); err != nil {
+			return err
+		}
+		return serr
+	}}
+	stuck, _, err := (&websocket.Dialer{NetDialContext: small.DialContext}).Dial(url, e.header(e.user))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,10 +195,18 @@ func TestFanoutClosesASocketThatStopsReading(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	const frames = 400
-	pad := strings.Repeat("x", 64<<10)
+	// 22 MB: far more than the stuck socket's buffers hold. The last frame
+	// is 4 MB, more than a socket takes at once: it goes through each
+	// socket's own writer, and the viewer that reads is not cut off.
+	const frames = 1501
 	for seq := int64(1); seq <= frames; seq++ {
-		hub.Publish(s.ID, Frame{Seq: seq, Data: fmt.Appendf(nil, `<i id="last-seq" data-seq="%d"></i>%s`, seq, pad)})
+		pad := strings.Repeat("x", directMax-1024)
+		if seq == frames {
+			pad = strings.Repeat("x", 4<<20)
+		}
+		// Asks are neither held nor merged: each frame is a wave of its own.
+		hub.Publish(s.ID, Frame{Seq: seq, Kind: runner.TypeInputRequested, Data: fmt.Appendf(nil, `<i id="last-seq" data-seq="%d"></i>%s`, seq, pad)})
+		time.Sleep(time.Millisecond) // 15 MB/s: the slow viewer keeps up, just
 	}
 	for {
 		last, _, _, err := healthy.state()
@@ -215,4 +237,38 @@ func TestFanoutClosesASocketThatStopsReading(t *testing.T) {
 	if got >= frames {
 		t.Fatalf("the stuck socket got all %d frames: it was never cut off", got)
 	}
+}
+
+// slowReader dials a viewer that reads all it is sent, but slowly, as a
+// phone far away: 64 KiB every 2 ms.
+func (e *env) slowReader(url string) *orderViewer {
+	slow := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		return slowConn{c}, err
+	}
+	d := websocket.Dialer{NetDialContext: slow, ReadBufferSize: 64 << 10}
+	conn, _, err := d.Dial(url, e.header(e.user))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := conn.WriteJSON(map[string]any{"action": "hello", "after": 0}); err != nil {
+		e.t.Fatal(err)
+	}
+	o := &orderViewer{}
+	v := &seqViewer{conn: conn, seen: map[int64]time.Time{}, done: make(chan struct{})}
+	go func() {
+		defer close(v.done)
+		_ = o.read(v)
+	}()
+	e.t.Cleanup(v.close)
+	o.socket = v
+	return o
+}
+
+// slowConn pauses before each read.
+type slowConn struct{ net.Conn }
+
+func (c slowConn) Read(b []byte) (int, error) {
+	time.Sleep(2 * time.Millisecond)
+	return c.Conn.Read(b)
 }

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -82,6 +83,7 @@ type Hub struct {
 	control       chan func(*hubState)
 	fallback      chan fallback
 	done          chan struct{}
+	running       sync.WaitGroup // the fan-outs' goroutines (hub_fanout.go)
 }
 
 // NewHub returns a Hub; Run must be running for it to deliver.
@@ -176,9 +178,9 @@ func (st *hubState) flushPresence() {
 	clear(st.first)
 }
 
-// Run delivers frames until ctx ends.
+// Run delivers frames until ctx ends, and returns once the fan-outs have
+// written what they were writing.
 func (h *Hub) Run(ctx context.Context) error {
-	defer close(h.done)
 	st := &hubState{h: h, subs: map[string]map[*Subscription]struct{}{}, remote: map[string]map[string][]string{},
 		dirty: map[string]bool{}, local: map[string]bool{}, first: map[string]bool{}, timer: time.NewTimer(presenceDelay),
 		held: map[string]*heldFrames{}, sent: map[string]time.Time{}, holdTimer: time.NewTimer(maxHold),
@@ -212,6 +214,8 @@ func (h *Hub) Run(ctx context.Context) error {
 					close(s.c)
 				}
 			}
+			close(h.done)
+			h.running.Wait()
 			return nil
 		}
 	}

@@ -26,10 +26,16 @@ import (
 const (
 	fanoutWorkers = 2
 	fanoutYield   = 8
-	// directWait bounds a write straight to a socket. Only a socket whose
-	// kernel buffer is full blocks; it is closed when the wait ends (the
-	// page reconnects and catches up from the log) rather than holding
-	// back the wave for everybody else.
+	// directMax is the largest frame written straight to a socket: it fits
+	// the free send buffer of any socket whose reader keeps up, so such a
+	// write does not block. A larger frame (a long message, a tool's
+	// output) goes through the socket's channel, and its own writer waits
+	// for the network as long as writeWait.
+	directMax = 16 << 10
+	// directWait bounds a write straight to a socket; one that cannot
+	// take a small frame for that long has not read for a while. It is
+	// closed (the page reconnects and catches up from the log) rather than
+	// holding back the wave for everybody else.
 	directWait = 50 * time.Millisecond
 )
 
@@ -99,7 +105,7 @@ func (st *hubState) fanoutFor(topic string) *fanout {
 	}
 	fo := &fanout{h: st.h, topic: topic, wake: make(chan struct{}, 1)}
 	st.fanouts[topic] = fo
-	go fo.run()
+	st.h.running.Go(fo.run)
 	return fo
 }
 
@@ -153,13 +159,16 @@ func (fo *fanout) run() {
 }
 
 // mergeWaves makes one wave of each run of consecutive event frames, as
-// the hub's hold does; a wave goes to the subscribers of its last frame
-// (one that joined meanwhile skips or catches up what it has seen).
+// the hub's hold does, up to directMax bytes (a larger one could not be
+// written straight to the sockets); a wave goes to the subscribers of its
+// last frame (one that joined meanwhile skips or catches up what it has
+// seen).
 func mergeWaves(items []fanoutItem) []fanoutItem {
 	var out []fanoutItem
 	for i := 0; i < len(items); {
-		j := i + 1
-		for j < len(items) && mergeable(items[j-1].f, items[j].f) {
+		j, size := i+1, len(items[i].f.Data)
+		for j < len(items) && j-i < maxCoalesce && size+len(items[j].f.Data) <= directMax && mergeable(items[j-1].f, items[j].f) {
+			size += len(items[j].f.Data)
 			j++
 		}
 		if j == i+1 {

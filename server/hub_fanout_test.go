@@ -71,18 +71,18 @@ func (w *fakeSocket) take(f Frame) {
 // them, however the two ways interleave.
 func TestFanoutGivesEverySocketEachFrameOnceInOrder(t *testing.T) {
 	h, _ := runHub(t, func(h *Hub) { h.Presence, h.HoldPerViewer = nil, 0 }) // nothing held: every frame is a wave
-	socks := make([]*fakeSocket, holdFrom+20)
+	socks, subs := make([]*fakeSocket, holdFrom+20), make([]*Subscription, holdFrom+20)
 	for i := range socks {
 		s, err := h.Subscribe(t.Context(), "s")
 		if err != nil {
 			t.Fatal(err)
 		}
 		w := &fakeSocket{ended: make(chan struct{})}
-		if i%10 != 0 { // every tenth socket is not live yet: all through its channel
+		if i%10 != 0 { // every tenth socket goes live halfway: until then all through its channel
 			s.setDirect(w)
 		}
 		go w.writer(s)
-		socks[i] = w
+		socks[i], subs[i] = w, s
 	}
 	const events = 300
 	var want strings.Builder
@@ -92,6 +92,11 @@ func TestFanoutGivesEverySocketEachFrameOnceInOrder(t *testing.T) {
 		h.Publish("s", delta(seq, text))
 		if seq%10 == 0 {
 			h.Publish("s", Frame{Data: fmt.Appendf(nil, "note %d", seq)})
+		}
+		if seq == events/2 {
+			for i := 0; i < len(subs); i += 10 {
+				subs[i].setDirect(socks[i])
+			}
 		}
 	}
 	h.Publish("s", Frame{Data: []byte("end")})
@@ -171,5 +176,58 @@ func TestFanoutForgetsSocketsThatLeave(t *testing.T) {
 	h.do(func(st *hubState) { count <- len(st.fanouts) })
 	if fanouts := <-count; fanouts != 0 {
 		t.Fatalf("%d fan-outs left after every viewer left", fanouts)
+	}
+}
+
+// A session whose audience all left and came back gets a new fan-out; what
+// the old one still had to write goes to nobody new, and the new audience
+// gets each frame once, in order, from where it joined.
+func TestFanoutStartsAgainForANewAudience(t *testing.T) {
+	h, _ := runHub(t, func(h *Hub) { h.Presence, h.HoldPerViewer = nil, 0 })
+	old := make([]*Subscription, holdFrom)
+	for i := range old {
+		s, err := h.Subscribe(t.Context(), "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		old[i] = s
+	}
+	for seq := int64(1); seq <= 50; seq++ {
+		h.Publish("s", delta(seq, "x"))
+	}
+	for _, s := range old {
+		h.Unsubscribe(s)
+	}
+	socks := make([]*fakeSocket, holdFrom+10)
+	for i := range socks {
+		s, err := h.Subscribe(t.Context(), "s")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := &fakeSocket{last: 50, ended: make(chan struct{})} // caught up from the log
+		s.setDirect(w)
+		go w.writer(s)
+		socks[i] = w
+	}
+	for seq := int64(51); seq <= 100; seq++ {
+		h.Publish("s", delta(seq, "y"))
+	}
+	h.Publish("s", Frame{Data: []byte("end")})
+	for i, w := range socks {
+		select {
+		case <-w.ended:
+		case <-time.After(30 * time.Second):
+			t.Fatalf("socket %d did not get the last frame", i)
+		}
+		w.mu.Lock()
+		var text strings.Builder
+		for _, f := range w.got {
+			text.WriteString(f.Delta)
+		}
+		got, err, last := text.String(), w.err, w.last
+		w.mu.Unlock()
+		if err != nil || last != 100 || got != strings.Repeat("y", 50) {
+			t.Fatalf("socket %d: err %v, last seq %d, text %q; want 51..100 once", i, err, last, got)
+		}
 	}
 }

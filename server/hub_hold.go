@@ -117,8 +117,9 @@ func (st *hubState) forgetHold(topic string) {
 
 // mergeFrames makes one frame of consecutive ones, its message prepared
 // once for every socket; runs of streamed text become one delta. It runs
-// on the hub's goroutine: a copy of the held fragments and one render of
-// the merged delta, once per hold, against a write to every viewer.
+// on the hub's goroutine (a hold) or a fan-out's (frames that came during
+// a wave): a copy of the fragments and one render of the merged delta,
+// against a write to every viewer.
 func mergeFrames(fs []Frame) Frame {
 	if len(fs) == 1 {
 		return fs[0]

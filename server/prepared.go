@@ -24,15 +24,18 @@ func prepare(f Frame) Frame {
 
 // tryWrite writes f straight to the socket for a large audience's fan-out
 // (hub_fanout.go) when the socket is live, its writer idle, nothing is
-// queued for it in s and f is the next frame: what it reports false for
-// goes through s's channel. A socket that cannot take the frame within
-// directWait is closed; the page reconnects and catches up.
+// queued for it in s, f is the next frame and fits in the socket's send
+// buffer now (sendRoom): what it reports false for goes through s's
+// channel, whose writer waits for a slow page as long as writeWait. A
+// socket that still cannot take the frame within directWait is closed;
+// the page reconnects and catches up.
 func (c *wsConn) tryWrite(f Frame, s *Subscription) bool {
-	if f.prep == nil || !c.wmu.TryLock() {
+	if f.prep == nil || len(f.Data) > directMax || !c.wmu.TryLock() {
 		return false
 	}
 	defer c.wmu.Unlock()
-	if !c.live || s.queued.Load() > 0 || (f.Seq != 0 && f.first() != c.last+1) {
+	if !c.live || s.queued.Load() > 0 || (f.Seq != 0 && f.first() != c.last+1) ||
+		!sendRoom(c.conn.UnderlyingConn(), len(f.Data)) { // a page that fell behind: its writer waits for it
 		return false
 	}
 	c.conn.SetWriteDeadline(time.Now().Add(directWait))

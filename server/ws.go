@@ -243,6 +243,7 @@ func (c *wsConn) write(b []byte) error {
 }
 
 func (c *wsConn) close(code int, text string) error {
+	c.live = false // nothing is written after the close frame
 	c.conn.SetWriteDeadline(time.Now().Add(writeWait))
 	return c.conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(code, text))
 }
