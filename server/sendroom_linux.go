@@ -9,11 +9,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// sendRoom says whether n more bytes fit in the socket's send buffer now,
-// so that writing them does not wait for the network: the bytes the
-// kernel still holds for it (SIOCOUTQ) against the buffer's size
-// (SO_SNDBUF, which the kernel doubles for its own bookkeeping), with as
-// much again to spare.
+// directRoom is how many bytes a socket may hold unacknowledged and still
+// be written to directly: a page further behind than that, or on a link
+// with more than that in flight, gets its frames from its own writer.
+const directRoom = 64 << 10
+
+// sendRoom says whether n more bytes may be written to the socket without
+// waiting for the network: what the kernel still holds for it (SIOCOUTQ),
+// and n, are at most directRoom, far below any TCP send buffer.
 func sendRoom(c net.Conn, n int) bool {
 	sc, ok := c.(syscall.Conn)
 	if !ok {
@@ -25,15 +28,8 @@ func sendRoom(c net.Conn, n int) bool {
 	}
 	room := false
 	_ = rc.Control(func(fd uintptr) {
-		size, err := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_SNDBUF)
-		if err != nil {
-			return
-		}
 		held, err := unix.IoctlGetInt(int(fd), unix.SIOCOUTQ)
-		if err != nil {
-			return
-		}
-		room = size/2-held >= 2*n
+		room = err == nil && held+n <= directRoom
 	})
 	return room
 }
