@@ -5,8 +5,6 @@ import (
 	"maps"
 	"slices"
 	"strconv"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -51,11 +49,6 @@ type Subscription struct {
 	// Recheck says the viewer's access should be checked again now.
 	Recheck <-chan struct{}
 	recheck chan struct{}
-	// queued counts the frames sent (or about to be sent) to c that its
-	// writer has not taken; direct is its socket, once a large audience's
-	// fan-out may write to it (hub_fanout.go).
-	queued atomic.Int64
-	direct atomic.Pointer[direct]
 }
 
 type published struct {
@@ -81,15 +74,13 @@ type Hub struct {
 	unsubscribe   chan *Subscription
 	publish       chan published
 	control       chan func(*hubState)
-	fallback      chan fallback
 	done          chan struct{}
-	running       sync.WaitGroup // the fan-outs' goroutines (hub_fanout.go)
 }
 
 // NewHub returns a Hub; Run must be running for it to deliver.
 func NewHub() *Hub {
 	return &Hub{Presence: presenceFrame, HoldPerViewer: holdPerViewer, subscribe: make(chan *Subscription), unsubscribe: make(chan *Subscription),
-		publish: make(chan published, 1024), control: make(chan func(*hubState), 64), fallback: make(chan fallback, 16), done: make(chan struct{})}
+		publish: make(chan published, 1024), control: make(chan func(*hubState), 64), done: make(chan struct{})}
 }
 
 // hubState is what the hub's goroutine owns: nothing else touches it.
@@ -113,8 +104,6 @@ type hubState struct {
 	holdTimer *time.Timer
 	holdArmed bool
 	holdDue   time.Time
-	// fanouts write the frames of sessions with many viewers here.
-	fanouts map[string]*fanout
 }
 
 // drop ends a subscription: its channel closes.
@@ -145,15 +134,10 @@ func (st *hubState) changed(sessionID string, local bool) {
 	}
 }
 
-// deliver hands f to every subscriber of topic, through the session's
-// fan-out when it has one; a slow browser is dropped, never waited for.
+// deliver hands f to every subscriber of topic; a slow browser is dropped,
+// never waited for.
 func (st *hubState) deliver(topic string, f Frame) {
-	if fo := st.fanoutFor(topic); fo != nil {
-		fo.push(f, st.subs[topic])
-		return
-	}
 	for s := range st.subs[topic] {
-		s.queued.Add(1)
 		select {
 		case s.c <- f:
 		default:
@@ -178,13 +162,12 @@ func (st *hubState) flushPresence() {
 	clear(st.first)
 }
 
-// Run delivers frames until ctx ends, and returns once the fan-outs have
-// written what they were writing.
+// Run delivers frames until ctx ends.
 func (h *Hub) Run(ctx context.Context) error {
+	defer close(h.done)
 	st := &hubState{h: h, subs: map[string]map[*Subscription]struct{}{}, remote: map[string]map[string][]string{},
 		dirty: map[string]bool{}, local: map[string]bool{}, first: map[string]bool{}, timer: time.NewTimer(presenceDelay),
-		held: map[string]*heldFrames{}, sent: map[string]time.Time{}, holdTimer: time.NewTimer(maxHold),
-		fanouts: map[string]*fanout{}}
+		held: map[string]*heldFrames{}, sent: map[string]time.Time{}, holdTimer: time.NewTimer(maxHold)}
 	st.timer.Stop()
 	st.holdTimer.Stop()
 	for {
@@ -202,8 +185,6 @@ func (h *Hub) Run(ctx context.Context) error {
 			st.publish(p.sessionID, p.f)
 		case <-st.holdTimer.C:
 			st.releaseDue()
-		case fb := <-h.fallback:
-			st.sendFallback(fb)
 		case f := <-h.control:
 			f(st)
 		case <-st.timer.C:
@@ -214,8 +195,6 @@ func (h *Hub) Run(ctx context.Context) error {
 					close(s.c)
 				}
 			}
-			close(h.done)
-			h.running.Wait()
 			return nil
 		}
 	}

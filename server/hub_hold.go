@@ -9,19 +9,16 @@ import (
 
 // A session watched by many browsers here gets its streamed events in
 // fewer, larger frames. Writing one frame to one socket costs the server
-// about 16 µs of CPU (nearly all of it the write system call; see
-// hub_fanout.go); so the hub sends a session's event frames at most once
-// per holdPerViewer × its viewers (at most maxHold), and a stream's
-// fan-out needs about two thirds of a core up to maxHold/holdPerViewer
-// (1,600) viewers: a thousand viewers get a frame every 25 ms instead of
-// one per batch the run loop writes. (Of the holds measured with
-// BenchmarkFanout at 1,000 viewers, 10 to 35 ms, 25 ms gave the lowest
-// p99: a shorter one costs more waves, a longer one waits longer.) An
-// event that comes when the session sent nothing for that long goes out
-// at once; frames keep their order, and an ask is never held. Under
-// holdFrom viewers nothing is held.
+// about 20 µs of CPU (mostly the write itself); so the hub sends a
+// session's event frames at most once per holdPerViewer × its viewers (at
+// most maxHold), and a stream's fan-out needs at most about one core up to
+// maxHold/holdPerViewer (2,000) viewers: a thousand viewers get a frame
+// every 20 ms instead of one per batch the run loop writes. An event that
+// comes when the session sent nothing for that long goes out at once;
+// frames keep their order, and an ask is never held. Under holdFrom
+// viewers nothing is held.
 const (
-	holdPerViewer = 25 * time.Microsecond
+	holdPerViewer = 20 * time.Microsecond
 	holdFrom      = 100
 	maxHold       = 40 * time.Millisecond
 )
@@ -112,14 +109,12 @@ func (st *hubState) releaseDue() {
 func (st *hubState) forgetHold(topic string) {
 	delete(st.held, topic)
 	delete(st.sent, topic)
-	st.stopFanout(topic)
 }
 
 // mergeFrames makes one frame of consecutive ones, its message prepared
 // once for every socket; runs of streamed text become one delta. It runs
-// on the hub's goroutine (a hold) or a fan-out's (frames that came during
-// a wave): a copy of the fragments and one render of the merged delta,
-// against a write to every viewer.
+// on the hub's goroutine: a copy of the held fragments and one render of
+// the merged delta, once per hold, against a write to every viewer.
 func mergeFrames(fs []Frame) Frame {
 	if len(fs) == 1 {
 		return fs[0]

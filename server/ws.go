@@ -42,13 +42,6 @@ type wsConn struct {
 	out    chan Frame // frames for this tab only (errors)
 	// ping is the writer's keepalive ticker, owned by the writer goroutine.
 	ping *time.Ticker
-	// wmu is held by whoever writes to conn: the writer goroutine, or a
-	// large audience's fan-out writing a frame straight to it (tryWrite).
-	// last (the last seq written) and live (caught up: the fan-out may
-	// write) are guarded by it.
-	wmu  sync.Mutex
-	last int64
-	live bool
 }
 
 func (s *Server) handleSessionWS() http.Handler {
@@ -100,66 +93,15 @@ func (c *wsConn) writeLoop(ctx context.Context, sub *Subscription) error {
 	ping := time.NewTicker(c.s.pingEvery()) // a keepalive, not a poll
 	defer ping.Stop()
 	c.ping = ping
-	var after int64
+	var last int64
 	select {
-	case after = <-c.hello:
+	case last = <-c.hello:
 	case <-time.After(helloWait):
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if err := c.start(ctx, sub, after); err != nil {
-		return err
-	}
-	defer c.locked(func() error { c.live = false; return nil })
-	for {
-		select {
-		case f, ok := <-sub.C:
-			var err error
-			c.wmu.Lock()
-			if ok {
-				sub.took()
-				err = c.forward(ctx, sub, f)
-			} else {
-				// Dropped for being slow, or the server is stopping: the page
-				// reconnects (1012 = service restart) and catches up.
-				err = c.close(websocket.CloseServiceRestart, "reconnect")
-			}
-			c.wmu.Unlock()
-			if err != nil || !ok {
-				return err
-			}
-		case f := <-c.out:
-			if err := c.locked(func() error { return c.write(f.Data) }); err != nil {
-				return err
-			}
-		case <-ping.C:
-			// A watcher whose sign-in was revoked or who left the project
-			// stops receiving within a ping period (actions check at once).
-			if code, reason, ended := c.accessEnded(ctx); ended {
-				return c.locked(func() error { return c.close(code, reason) })
-			}
-			if err := c.locked(c.writePing); err != nil {
-				return err
-			}
-		case <-sub.Recheck: // access changed on some replica (hub_cluster.go)
-			// The close-code contract (ws_close.go): 4001/4003 end the page,
-			// a database error does not.
-			if code, reason, ended := c.accessEnded(ctx); ended {
-				return c.locked(func() error { return c.close(code, reason) })
-			}
-		case <-ctx.Done():
-			return c.locked(func() error { return c.close(websocket.CloseGoingAway, "bye") })
-		}
-	}
-}
-
-// start replays what the page has not seen and makes the socket live: a
-// large audience's fan-out may then write to it directly (tryWrite).
-func (c *wsConn) start(ctx context.Context, sub *Subscription, after int64) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	var err error
-	if c.last, err = c.catchUp(ctx, after); err != nil {
+	last, err := c.catchUp(ctx, last)
+	if err != nil {
 		return err
 	}
 	// The page showed the line for a free slot as it was when rendered.
@@ -168,49 +110,71 @@ func (c *wsConn) start(ctx context.Context, sub *Subscription, after int64) erro
 			return err
 		}
 	}
-	c.live = true
-	sub.setDirect(c)
-	return nil
-}
-
-// locked runs f holding the socket's write lock.
-func (c *wsConn) locked(f func() error) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	return f()
+	for {
+		select {
+		case f, ok := <-sub.C:
+			if !ok {
+				// Dropped for being slow, or the server is stopping: the page
+				// reconnects (1012 = service restart) and catches up.
+				return c.close(websocket.CloseServiceRestart, "reconnect")
+			}
+			if last, err = c.forward(ctx, sub, f, last); err != nil {
+				return err
+			}
+		case f := <-c.out:
+			if err := c.write(f.Data); err != nil {
+				return err
+			}
+		case <-ping.C:
+			// A watcher whose sign-in was revoked or who left the project
+			// stops receiving within a ping period (actions check at once).
+			if code, reason, ended := c.accessEnded(ctx); ended {
+				return c.close(code, reason)
+			}
+			if err := c.writePing(); err != nil {
+				return err
+			}
+		case <-sub.Recheck: // access changed on some replica (hub_cluster.go)
+			// The close-code contract (ws_close.go): 4001/4003 end the page,
+			// a database error does not.
+			if code, reason, ended := c.accessEnded(ctx); ended {
+				return c.close(code, reason)
+			}
+		case <-ctx.Done():
+			return c.close(websocket.CloseGoingAway, "bye")
+		}
+	}
 }
 
 // forward writes f and every frame already waiting behind it as one
 // message, skipping what the page has and filling any gap from Postgres:
-// every event is shown once, in order. The caller holds wmu; c.last
-// becomes the last seq written.
-func (c *wsConn) forward(ctx context.Context, sub *Subscription, f Frame) error {
-	if f.prep != nil && len(sub.C) == 0 && (f.Seq == 0 || f.first() == c.last+1) {
+// every event is shown once, in order. It returns the new last seq.
+func (c *wsConn) forward(ctx context.Context, sub *Subscription, f Frame, last int64) (int64, error) {
+	if f.prep != nil && len(sub.C) == 0 && (f.Seq == 0 || f.first() == last+1) {
 		// The usual case: the next frame, nothing behind it. Its message was
 		// prepared once for every socket.
 		c.s.metrics.FrameSent(c.sess.ID, f.Seq, f.Kind, f.Born)
-		c.last = max(c.last, f.Seq)
-		return c.writePrepared(f.prep)
+		return max(last, f.Seq), c.writePrepared(f.prep)
 	}
 	var co coalescer
 	var err error
 	for n := 1; ; n++ {
 		switch {
-		case f.Seq != 0 && f.Seq <= c.last:
-		case f.Seq != 0 && f.first() != c.last+1:
+		case f.Seq != 0 && f.Seq <= last:
+		case f.Seq != 0 && f.first() != last+1:
 			if b := co.take(); b != nil {
 				if err := c.write(b); err != nil {
-					return err
+					return last, err
 				}
 			}
-			if c.last, err = c.catchUp(ctx, c.last); err != nil {
-				return err
+			if last, err = c.catchUp(ctx, last); err != nil {
+				return last, err
 			}
 		default:
 			co.add(f)
 			c.s.metrics.FrameSent(c.sess.ID, f.Seq, f.Kind, f.Born)
 			if f.Seq != 0 {
-				c.last = f.Seq
+				last = f.Seq
 			}
 		}
 		if n >= maxCoalesce {
@@ -224,12 +188,74 @@ func (c *wsConn) forward(ctx context.Context, sub *Subscription, f Frame) error 
 		if !ok {
 			break // nothing waits; a closed channel is seen again by the caller
 		}
-		sub.took()
 	}
 	if b := co.take(); b != nil {
-		return c.write(b)
+		return last, c.write(b)
 	}
-	return nil
+	return last, nil
+}
+
+// catchUp sends every event after seq from Postgres, a page at a time
+// (memory stays bounded however long the log), and returns the new last seq.
+func (c *wsConn) catchUp(ctx context.Context, after int64) (int64, error) {
+	completed, err := c.s.st.CompletedMessages(ctx, c.sess.ID, after)
+	if err != nil {
+		return after, err
+	}
+	r := newPagedRenderer(completed)
+	for {
+		f, n, err := c.replayPage(ctx, r, after)
+		if err != nil || n == 0 {
+			return after, err
+		}
+		if err := c.write(f.Data); err != nil {
+			return after, err
+		}
+		after = f.Seq
+		if err := c.keepAlive(); err != nil {
+			return after, err
+		}
+		if n < backlogPage {
+			return after, nil
+		}
+	}
+}
+
+// replayPage reads and renders the page after seq holding one of the
+// server's replay slots; the socket write happens after it is released.
+func (c *wsConn) replayPage(ctx context.Context, r *renderer, after int64) (Frame, int, error) {
+	for acquired := false; !acquired; {
+		select {
+		case c.s.replaySlots <- struct{}{}:
+			acquired = true
+		case <-c.ping.C:
+			// Waiting for a slot in a join storm can outlast pongWait.
+			if err := c.writePing(); err != nil {
+				return Frame{}, 0, err
+			}
+		case <-ctx.Done():
+			return Frame{}, 0, ctx.Err()
+		}
+	}
+	defer func() { <-c.s.replaySlots }()
+	evs, err := c.s.st.EventsAfter(ctx, c.sess.ID, after, backlogPage)
+	if err != nil || len(evs) == 0 {
+		return Frame{}, 0, err
+	}
+	return r.frame(ctx, evs), len(evs), nil
+}
+
+// keepAlive pings the page when a ping period has passed. A catch-up holds
+// the writer for as long as it takes (minutes, in a storm of a thousand
+// joins); without pings the reader's pongWait deadline would end a healthy
+// connection, and the page would reconnect and catch up all over again.
+func (c *wsConn) keepAlive() error {
+	select {
+	case <-c.ping.C:
+		return c.writePing()
+	default:
+		return nil
+	}
 }
 
 func (c *wsConn) writePing() error {
@@ -243,7 +269,6 @@ func (c *wsConn) write(b []byte) error {
 }
 
 func (c *wsConn) close(code int, text string) error {
-	c.live = false // nothing is written after the close frame
 	c.conn.SetWriteDeadline(time.Now().Add(writeWait))
 	return c.conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(code, text))
 }
