@@ -21,12 +21,11 @@ import (
 
 // orderViewer is what one socket showed: its seq marks must only grow.
 type orderViewer struct {
-	mu     sync.Mutex
-	last   int64
-	ends   int
-	text   strings.Builder // the streamed text deltas, in order
-	err    error
-	socket *seqViewer
+	mu   sync.Mutex
+	last int64
+	ends int
+	text strings.Builder // the streamed text deltas, in order
+	err  error
 }
 
 var deltaFragment = regexp.MustCompile(`<div hx-swap-oob="beforeend:#events \.live \.body">([^<]*)</div>`)
@@ -53,15 +52,14 @@ func (o *orderViewer) read(v *seqViewer) error {
 	}
 }
 
-// watch dials a viewer of the session that has read up to after.
-func (e *env) orderViewer(sessionID string, after int64) *orderViewer {
+// orderViewer dials a viewer of the session through d, from its start.
+func (e *env) orderViewer(d websocket.Dialer, sessionID string) *orderViewer {
 	o := &orderViewer{}
-	v, err := dialViewer(e.web.URL, sessionID, e.header(e.user), after, o.read, false)
+	v, err := dialViewerWith(d, e.web.URL, sessionID, e.header(e.user), 0, o.read, false)
 	if err != nil {
 		e.t.Fatalf("dial: %v", err)
 	}
 	e.t.Cleanup(v.close)
-	o.socket = v
 	return o
 }
 
@@ -85,32 +83,15 @@ func TestLargeAudienceSeesTheStreamOnceInOrder(t *testing.T) {
 	vs := make([]*orderViewer, holdFrom+10)
 	var wg sync.WaitGroup
 	for i := range vs {
-		wg.Go(func() { vs[i] = e.orderViewer(s.ID, 0) })
+		wg.Go(func() { vs[i] = e.orderViewer(websocket.Dialer{}, s.ID) })
 	}
 	wg.Wait()
 	e.dial(s.ID, 0).prompt("stream")
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if last, _, _, _ := vs[0].state(); last >= 20 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the stream did not start")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	late := e.orderViewer(s.ID, 0)
+	waitUntil(t, 2*time.Minute, "the stream to start", func() bool { last, _, _, _ := vs[0].state(); return last >= 20 })
+	late := e.orderViewer(websocket.Dialer{}, s.ID)
 	vs = append(vs, late)
 	for i, o := range vs {
-		for {
-			if _, ends, _, _ := o.state(); ends > 0 {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("viewer %d did not see the turn end", i)
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		waitUntil(t, 2*time.Minute, fmt.Sprintf("viewer %d to see the turn end", i), func() bool { _, ends, _, _ := o.state(); return ends > 0 })
 	}
 	evs, err := e.st.EventsAfter(t.Context(), s.ID, 0, 0)
 	if err != nil {
@@ -118,21 +99,14 @@ func TestLargeAudienceSeesTheStreamOnceInOrder(t *testing.T) {
 	}
 	end := evs[len(evs)-1].Seq
 	for i, o := range vs {
-		for {
-			last, _, text, err := o.state()
-			if err != nil {
-				t.Fatalf("viewer %d: %v", i, err)
-			}
-			if last == end {
-				if o != late && text != reply {
-					t.Fatalf("viewer %d showed the reply as %q, want %q", i, text, reply)
-				}
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("viewer %d: last seq %d, want %d", i, last, end)
-			}
-			time.Sleep(5 * time.Millisecond)
+		waitUntil(t, 2*time.Minute, fmt.Sprintf("viewer %d to show seq %d", i, end), func() bool {
+			last, _, _, err := o.state()
+			return last == end || err != nil
+		})
+		if _, _, text, err := o.state(); err != nil {
+			t.Fatalf("viewer %d: %v", i, err)
+		} else if o != late && text != reply {
+			t.Fatalf("viewer %d showed the reply as %q, want %q", i, text, reply)
 		}
 	}
 }
@@ -157,9 +131,15 @@ func TestLargeAudienceOutlastsASocketThatStopsReading(t *testing.T) {
 			}
 		}()
 	}
-	url := "ws" + strings.TrimPrefix(e.web.URL, "http") + "/sessions/" + s.ID + "/ws"
-	healthy := e.slowReader(url)
-	// A small receive buffer, set before it connects, as a slow phone's.
+	// A viewer that reads all it is sent, but slowly, as a phone far away:
+	// 64 KiB every 2 ms.
+	slow := func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
+		return slowConn{c}, err
+	}
+	healthy := e.orderViewer(websocket.Dialer{NetDialContext: slow, ReadBufferSize: 64 << 10}, s.ID)
+	// One that reads nothing until the end, with a small receive buffer set
+	// before it connects.
 	small := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
 		var serr error
 		if err := c.Control(func(fd uintptr) {
@@ -169,24 +149,19 @@ func TestLargeAudienceOutlastsASocketThatStopsReading(t *testing.T) {
 		}
 		return serr
 	}}
-	stuck, _, err := (&websocket.Dialer{NetDialContext: small.DialContext}).Dial(url, e.header(e.user))
+	noReader := func(*seqViewer) error { return nil }
+	sv, err := dialViewerWith(websocket.Dialer{NetDialContext: small.DialContext}, e.web.URL, s.ID, e.header(e.user), 0, noReader, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer stuck.Close()
-	if err := stuck.WriteJSON(map[string]any{"action": "hello", "after": 0}); err != nil {
-		t.Fatal(err)
-	}
+	t.Cleanup(sv.close)
+	stuck := sv.conn
 	// Both sockets watch once the hub has them.
-	deadline := time.Now().Add(time.Minute)
-	for watching := 0; watching < holdFrom+1; {
+	waitUntil(t, time.Minute, fmt.Sprintf("%d viewers watching", holdFrom+1), func() bool {
 		n := make(chan int)
 		hub.do(func(st *hubState) { n <- len(st.subs[s.ID]) })
-		if watching = <-n; time.Now().After(deadline) {
-			t.Fatalf("%d of %d viewers watching", watching, holdFrom+1)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return <-n >= holdFrom+1
+	})
 	// 22 MB: far more than the stuck socket's buffers hold. The last frame
 	// is 4 MB: the viewer that reads slowly is not cut off for it.
 	const frames = 1501
@@ -199,18 +174,12 @@ func TestLargeAudienceOutlastsASocketThatStopsReading(t *testing.T) {
 		hub.Publish(s.ID, Frame{Seq: seq, Kind: runner.TypeInputRequested, Data: fmt.Appendf(nil, `<i id="last-seq" data-seq="%d"></i>%s`, seq, pad)})
 		time.Sleep(time.Millisecond) // 15 MB/s: the slow viewer keeps up, just
 	}
-	for {
+	waitUntil(t, time.Minute, fmt.Sprintf("the viewer that reads to show seq %d", frames), func() bool {
 		last, _, _, err := healthy.state()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if last == frames {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the viewer that reads: last seq %d of %d", last, frames)
-		}
-		time.Sleep(5 * time.Millisecond)
+		return last == frames || err != nil
+	})
+	if _, _, _, err := healthy.state(); err != nil {
+		t.Fatal(err)
 	}
 	// The stuck page reads at last: what its buffers held, then the end.
 	stuck.SetReadDeadline(time.Now().Add(time.Minute))
@@ -228,32 +197,6 @@ func TestLargeAudienceOutlastsASocketThatStopsReading(t *testing.T) {
 	if got >= frames {
 		t.Fatalf("the stuck socket got all %d frames: it was never cut off", got)
 	}
-}
-
-// slowReader dials a viewer that reads all it is sent, but slowly, as a
-// phone far away: 64 KiB every 2 ms.
-func (e *env) slowReader(url string) *orderViewer {
-	slow := func(ctx context.Context, network, addr string) (net.Conn, error) {
-		c, err := (&net.Dialer{}).DialContext(ctx, network, addr)
-		return slowConn{c}, err
-	}
-	d := websocket.Dialer{NetDialContext: slow, ReadBufferSize: 64 << 10}
-	conn, _, err := d.Dial(url, e.header(e.user))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if err := conn.WriteJSON(map[string]any{"action": "hello", "after": 0}); err != nil {
-		e.t.Fatal(err)
-	}
-	o := &orderViewer{}
-	v := &seqViewer{conn: conn, seen: map[int64]time.Time{}, done: make(chan struct{})}
-	go func() {
-		defer close(v.done)
-		_ = o.read(v)
-	}()
-	e.t.Cleanup(v.close)
-	o.socket = v
-	return o
 }
 
 // slowConn pauses before each read.

@@ -114,8 +114,12 @@ func (e *env) seqViewer(sessionID string, after int64) *seqViewer {
 // dialViewer opens the session's socket on the server at base, says hello
 // (the viewer has read up to after) and reads with read until it fails.
 func dialViewer(base, sessionID string, h http.Header, after int64, read func(*seqViewer) error, every bool) (*seqViewer, error) {
+	return dialViewerWith(websocket.Dialer{HandshakeTimeout: 60 * time.Second}, base, sessionID, h, after, read, every)
+}
+
+// dialViewerWith is dialViewer through d (a slow or small-buffered client).
+func dialViewerWith(d websocket.Dialer, base, sessionID string, h http.Header, after int64, read func(*seqViewer) error, every bool) (*seqViewer, error) {
 	url := "ws" + strings.TrimPrefix(base, "http") + "/sessions/" + sessionID + "/ws"
-	d := websocket.Dialer{HandshakeTimeout: 60 * time.Second}
 	conn, _, err := d.Dial(url, h)
 	if err != nil {
 		return nil, err
