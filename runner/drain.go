@@ -105,10 +105,10 @@ func (s *Supervisor) kickDrain() {
 // from now on (ErrDraining), and no work joins the line; sessions given a
 // slot just before get up to servingWait to hand their work to their
 // process; then turns in flight get up to grace to finish; then every run
-// ends. It returns the sessions whose runs still had work
-// (a turn in flight, or an ask the process waited for): they should be
-// taken over by another replica at once. The others were idle and resume
-// on their next message. Sessions waiting in line for a slot are returned
+// ends. It returns the sessions whose runs still had work (a turn in
+// flight, or an ask the process waited for): they should be taken over by
+// another replica at once. The others were idle and resume on their next
+// message. Sessions waiting in line for a slot are returned
 // too, with the prompts and answers that waited there, in order: the new
 // owner must be given them (a Handover's Work); nothing of them ran here.
 func (s *Supervisor) Drain(ctx context.Context, grace time.Duration) (handOver []Handover) {
