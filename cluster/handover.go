@@ -21,7 +21,8 @@ const handoverWait = 2 * time.Minute
 // answers waiting in line for a slot) are handed over: another live
 // replica takes each at once (--resume), and the waiting prompts and
 // answers are given to it, in order. With no other replica, they resume on
-// their next message, as after a restart.
+// their next message, as after a restart, and what waited in line is sent
+// on by the next replica to start (deliverLine).
 // Leave follows.
 func (n *Node) Drain(ctx context.Context, grace time.Duration) error {
 	n.Supervisor.BeginDrain(ctx)
@@ -42,6 +43,9 @@ func (n *Node) Drain(ctx context.Context, grace time.Duration) error {
 	var errs []error
 	for _, h := range handed {
 		for _, w := range h.Work {
+			if w.Line != 0 {
+				continue // kept: HandOver released it to whoever takes the session
+			}
 			if err := n.replay(ctx, h.SessionID, w); err != nil {
 				// The rest would arrive without what came before it.
 				errs = append(errs, fmt.Errorf("move queued work of session %s: %w", h.SessionID, err))
@@ -92,6 +96,7 @@ func (n *Node) handedOver(payload string) {
 	}
 	n.Log.Info("took over a session from a replica that shut down", "session_id", sessionID, "from", from)
 	n.TakenOver(1)
+	n.replayLine(ctx, sessionID) // what waited in line there, in order
 }
 
 // drained says local work failed because this replica is shutting down:

@@ -167,6 +167,7 @@ func (n *Node) Run(ctx context.Context) error {
 	beat := time.NewTicker(n.cfg.TTL / 3)
 	defer beat.Stop()
 	n.deliverOwed(ctx) // after a crash: answers saved that Claude never got
+	n.deliverLine(ctx) // and prompts and answers left waiting in line
 	for {
 		select {
 		case <-beat.C:
@@ -223,6 +224,7 @@ func (n *Node) heartbeat(ctx context.Context) {
 		n.TakenOver(sessions)
 		n.ownersGone(dead)
 		n.deliverOwed(ctx)
+		n.deliverLine(ctx)
 		n.sweepLapsed(dead)
 		for _, id := range dead {
 			n.local().RemoteViewers(id, "", nil, false)

@@ -12,7 +12,8 @@ import (
 // the CLI and runs after it.
 type turnCmd struct {
 	text, by string
-	resend   bool // already in the log: a turn a failed resume lost
+	resend   bool  // already in the log: a turn a failed resume lost
+	line     int64 // its kept line item, named in the prompt event (0 = none)
 	reply    chan error
 }
 
@@ -26,7 +27,7 @@ func (c turnCmd) run(ctx context.Context, r *Run) error {
 	if c.resend {
 		err = r.writeTurn(ctx, sentTurn{text: c.text, by: c.by})
 	} else {
-		err = r.turn(ctx, c.text, c.by)
+		err = r.turn(ctx, c.text, c.by, c.line)
 	}
 	c.reply <- err
 	return err
@@ -36,9 +37,14 @@ func (c turnCmd) run(ctx context.Context, r *Run) error {
 // found its conversation; a failed resume sends it again to a fresh one.
 type sentTurn struct{ text, by string }
 
-// turn records and writes one user turn.
-func (r *Run) turn(ctx context.Context, text, by string) error {
-	r.recordJSON(ctx, TypePrompt, map[string]any{"text": text, "by": by, "queued": r.turns > 0})
+// turn records and writes one user turn; a turn that waited in line names
+// its kept item (line), so it is never sent again after a crash.
+func (r *Run) turn(ctx context.Context, text, by string, line int64) error {
+	p := map[string]any{"text": text, "by": by, "queued": r.turns > 0}
+	if line != 0 {
+		p["line"] = line
+	}
+	r.recordJSON(ctx, TypePrompt, p)
 	return r.writeTurn(ctx, sentTurn{text: text, by: by})
 }
 

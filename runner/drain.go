@@ -228,36 +228,6 @@ func (s *Supervisor) anyActivity(a int32) bool {
 	return false
 }
 
-// QueuedWork is work that waited in line for a slot when its replica
-// began to shut down: a prompt (Text, By) or, with InputID set, an answer
-// (Resp) to an ask whose process had ended. It should be given to the
-// session's new owner, in the order it was given here.
-type QueuedWork struct {
-	Text, By string   // a prompt
-	InputID  string   // an answer to this ask…
-	Resp     Response // …with this response
-}
-
-// IsAnswer says the work is an answer to an ask, not a prompt.
-func (q QueuedWork) IsAnswer() bool { return q.InputID != "" }
-
-// queuedWorkKey marks the context of a Prompt or an Answer with its
-// QueuedWork, so a drain can move it if it waits in line.
-type queuedWorkKey struct{}
-
-// withQueuedWork marks ctx with q.
-func withQueuedWork(ctx context.Context, q QueuedWork) context.Context {
-	return context.WithValue(ctx, queuedWorkKey{}, q)
-}
-
-// queuedWork is the QueuedWork ctx is marked with, if any.
-func queuedWork(ctx context.Context) *QueuedWork {
-	if q, ok := ctx.Value(queuedWorkKey{}).(QueuedWork); ok {
-		return &q
-	}
-	return nil
-}
-
 // dropLine empties the line for slots and returns its sessions with the
 // prompts and answers that waited there.
 func (s *Supervisor) dropLine() []Handover {

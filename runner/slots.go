@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -212,12 +213,20 @@ func (s *Supervisor) enqueue(ctx context.Context, sessionID string, start Starte
 	closed, draining := s.closed, s.draining
 	s.mu.Unlock()
 	if closed {
-		return errors.New("parley is shutting down")
+		return errClosed
 	}
 	if draining {
 		return ErrDraining
 	}
-	w, isNew, err := s.slots.enqueue(sessionID, start, f, queuedWork(ctx))
+	qw := queuedWork(ctx)
+	kept, err := s.keepInLine(ctx, sessionID, qw)
+	if err != nil {
+		return fmt.Errorf("keep it in line for a claude slot: %w", err)
+	}
+	w, isNew, err := s.slots.enqueue(sessionID, start, f, qw)
+	if err != nil && kept {
+		s.leftLine(qw, nil) // refused: it goes elsewhere, whole
+	}
 	if err != nil || !isNew {
 		return err
 	}
@@ -263,16 +272,22 @@ func (s *Supervisor) serveWaiter(w *waiter) {
 		if s.queueObs != nil {
 			s.queueObs.QueueChanged(w.sessionID, 0, s.slots.queued(), "Claude could not start: "+err.Error())
 		}
+		for _, j := range w.jobs { // the page said so: they are not kept
+			s.leftLine(j.work, err)
+		}
 		return
 	}
 	for i, j := range w.jobs {
-		err := j.do(ctx, r)
+		jctx := ctx
+		if j.work != nil { // a prompt names its kept item; work back in line is kept as it is
+			jctx = withQueuedWork(ctx, *j.work)
+		}
+		err := j.do(jctx, r)
 		if errors.Is(err, ErrRunEnded) {
-			jctx := ctx
-			if j.work != nil { // should it wait in line again, a drain can move it
-				jctx = withQueuedWork(ctx, *j.work)
-			}
+			// Tried once more: withRun sees to its kept item.
 			err = s.withRun(jctx, w.sessionID, w.start, j.do)
+		} else {
+			s.leftLine(j.work, err)
 		}
 		if errors.Is(err, ErrDraining) {
 			// Its run ended for another reason and no process starts here

@@ -2,7 +2,6 @@ package runner
 
 import (
 	"context"
-	"errors"
 )
 
 // startWithSlot starts the session's process in a slot already granted (a
@@ -21,7 +20,7 @@ func (s *Supervisor) startWithSlot(ctx context.Context, sessionID string, start 
 			if s.closed {
 				s.mu.Unlock()
 				s.releaseSlot()
-				return nil, errors.New("parley is shutting down")
+				return nil, errClosed
 			}
 			if s.draining {
 				s.mu.Unlock()

@@ -25,6 +25,7 @@ type Supervisor struct {
 	runEnded   func()        // told after each run ends (may be nil)
 	slots      *slots        // the cap on live processes and the line for it
 	queueObs   QueueObserver // nil: nobody is told about the line
+	line       LineStore     // nil: the line is kept in memory only
 	recoverer  Recoverer     // nil: logs are not reconciled at start
 
 	ctx  context.Context // the server's lifetime; runs are its children
@@ -53,6 +54,9 @@ type Deps struct {
 	// needs a process when all are taken waits in line (see slots.go).
 	MaxRuns int
 	Queue   QueueObserver // hears where waiting sessions stand; may be nil
+	// Line, if set, keeps the prompts and answers waiting in line, so that
+	// neither a restart nor a crash loses them (line.go).
+	Line LineStore
 	// Recover, if set, reconciles a session's log before each run of it
 	// starts (recover.go).
 	Recover Recoverer
@@ -63,7 +67,7 @@ type Deps struct {
 func NewSupervisor(ctx context.Context, d Deps) *Supervisor {
 	return &Supervisor{cfg: d.Config, journal: d.Journal, pub: d.Publisher, broker: d.Broker,
 		log: d.Log, runtimeDir: d.RuntimeDir, runEnded: d.RunEnded, ctx: ctx, runs: map[string]*Run{},
-		slots: &slots{max: d.MaxRuns}, queueObs: d.Queue, starting: map[string]chan struct{}{},
+		slots: &slots{max: d.MaxRuns}, queueObs: d.Queue, line: d.Line, starting: map[string]chan struct{}{},
 		drain: drain{kick: make(chan struct{}, 1)}, recoverer: d.Recover}
 }
 
@@ -122,11 +126,16 @@ func With(o Options) Starter {
 // Prompt sends a user turn to the session's live process, starting one
 // when there is none.
 func (s *Supervisor) Prompt(ctx context.Context, sessionID string, start Starter, text, by string) error {
-	// A turn that waits in line says what it is, so a drain can move it.
-	ctx = withQueuedWork(ctx, QueuedWork{Text: text, By: by})
+	return s.prompt(ctx, sessionID, start, QueuedWork{Text: text, By: by})
+}
+
+func (s *Supervisor) prompt(ctx context.Context, sessionID string, start Starter, w QueuedWork) error {
+	// A turn that waits in line says what it is, so that it can be kept
+	// and a drain can move it.
+	ctx = withQueuedWork(ctx, w)
 	return s.withRun(ctx, sessionID, start, func(ctx context.Context, r *Run) error {
 		reply := make(chan error, 1)
-		return r.send(ctx, turnCmd{text: text, by: by, reply: reply}, reply)
+		return r.send(ctx, turnCmd{text: w.Text, by: w.By, line: lineOf(ctx), reply: reply}, reply)
 	})
 }
 
@@ -134,12 +143,21 @@ func (s *Supervisor) Prompt(ctx context.Context, sessionID string, start Starter
 // none. A run that is ending (idle stop, exit) refuses commands with
 // ErrRunEnded; f is then tried once more on a new run, so a message that
 // races an ending process is not lost. When every slot is taken, f waits
-// in line and withRun returns nil at once.
+// in line and withRun returns nil at once. Work ctx is marked with that
+// was kept in line leaves it once f is done with it.
 func (s *Supervisor) withRun(ctx context.Context, sessionID string, start Starter, f func(context.Context, *Run) error) error {
-	r, err := s.ensure(ctx, sessionID, start)
+	err := s.runNow(ctx, sessionID, start, f)
 	if errors.Is(err, errNoSlot) {
 		return s.enqueue(ctx, sessionID, start, f)
 	}
+	s.leftLine(queuedWork(ctx), err)
+	return err
+}
+
+// runNow is withRun's attempt without the line: errNoSlot when f must
+// wait for a slot.
+func (s *Supervisor) runNow(ctx context.Context, sessionID string, start Starter, f func(context.Context, *Run) error) error {
+	r, err := s.ensure(ctx, sessionID, start)
 	if err != nil {
 		return err
 	}
@@ -152,9 +170,7 @@ func (s *Supervisor) withRun(ctx context.Context, sessionID string, start Starte
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if r, err = s.ensure(ctx, sessionID, start); errors.Is(err, errNoSlot) {
-		return s.enqueue(ctx, sessionID, start, f)
-	} else if err != nil {
+	if r, err = s.ensure(ctx, sessionID, start); err != nil {
 		return err
 	}
 	return f(ctx, r)
@@ -175,6 +191,11 @@ func (s *Supervisor) Interrupt(ctx context.Context, sessionID, by string) error 
 // its answer sent as the next user turn, starting the session again
 // (--resume) when no process is live.
 func (s *Supervisor) Answer(ctx context.Context, sessionID string, start Starter, inputID string, resp Response) error {
+	return s.answer(ctx, sessionID, start, QueuedWork{InputID: inputID, Resp: resp})
+}
+
+func (s *Supervisor) answer(ctx context.Context, sessionID string, start Starter, w QueuedWork) error {
+	inputID, resp := w.InputID, w.Resp
 	if _, ok := s.Live(sessionID); !ok {
 		in, err := s.journal.LoadInput(ctx, inputID)
 		switch {
@@ -187,7 +208,7 @@ func (s *Supervisor) Answer(ctx context.Context, sessionID string, start Starter
 		}
 	}
 	// An answer that waits in line says what it is too (drain.go).
-	ctx = withQueuedWork(ctx, QueuedWork{InputID: inputID, Resp: resp})
+	ctx = withQueuedWork(ctx, w)
 	return s.withRun(ctx, sessionID, start, func(ctx context.Context, r *Run) error {
 		reply := make(chan error, 1)
 		return r.send(ctx, answerCmd{id: inputID, resp: resp, reply: reply}, reply)
@@ -246,7 +267,7 @@ func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter
 		if !starting {
 			if s.closed {
 				s.mu.Unlock()
-				return nil, errors.New("parley is shutting down")
+				return nil, errClosed
 			}
 			if s.draining {
 				s.mu.Unlock()

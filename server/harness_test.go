@@ -14,6 +14,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"parley/askuser"
+	"parley/cluster"
 	"parley/gateway"
 	"parley/runner"
 	"parley/runner/fakeapi"
@@ -131,7 +132,7 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	e.sup = runner.NewSupervisor(ctx, runner.Deps{
 		Config:  rc,
 		Journal: NewJournal(st), Publisher: NewPublisher(hub), Broker: e.broker, Log: log, RuntimeDir: e.runtimeDir(),
-		MaxRuns: o.maxRuns, Queue: NewQueueObserver(hub),
+		MaxRuns: o.maxRuns, Queue: NewQueueObserver(hub), Line: cluster.NewLine(st),
 	})
 	e.relay = httptest.NewServer(nil)
 	e.srv, err = New(ctx, Config{DataDir: dir, AskTimeout: o.askTimeout, AskUserEnabled: !o.askUserOff, PingPeriod: o.pingPeriod,

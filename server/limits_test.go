@@ -110,6 +110,9 @@ func TestSlotQueueShowsPlaceAndMoves(t *testing.T) {
 	if got := e.sup.LiveRuns(); got != 1 {
 		t.Errorf("%d live runs with a cap of 1", got)
 	}
+	if all, _ := e.lineItems(b.ID); all != 1 {
+		t.Errorf("B's waiting prompt is kept in line %d times, want once", all)
+	}
 	close(hold) // A's turn ends; A is idle and gives its slot to B
 	wb.waitFor(60*time.Second, "B answered")
 	wc.waitFor(60*time.Second, "C answered")
@@ -119,6 +122,9 @@ func TestSlotQueueShowsPlaceAndMoves(t *testing.T) {
 	for _, s := range []string{a.ID, b.ID, c.ID} {
 		if n := count(e.eventTypes(s), "prompt"); n != 1 {
 			t.Errorf("session %s has %d prompts; want 1", s, n)
+		}
+		if all, _ := e.lineItems(s); all != 0 {
+			t.Errorf("session %s still has %d items kept in line once answered", s, all)
 		}
 	}
 }

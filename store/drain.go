@@ -33,7 +33,8 @@ func (s *Store) StartDraining(ctx context.Context, keep []string) error {
 	return nil
 }
 
-// HandOver gives up this replica's leases of the sessions and tells the
+// HandOver gives up this replica's leases of the sessions and the
+// prompts and answers of theirs that waited in line here, and tells the
 // other replicas (NOTIFY on HandoverChannel, on commit), so one of them
 // takes each over at once. The sessions' runs here must have ended.
 func (s *Store) HandOver(ctx context.Context, sessionIDs []string) error {
@@ -48,6 +49,12 @@ func (s *Store) HandOver(ctx context.Context, sessionIDs []string) error {
 	if _, err := tx.Exec(ctx, `DELETE FROM session_leases WHERE replica_id = $1 AND session_id::text = ANY($2)`,
 		s.replica, sessionIDs); err != nil {
 		return fmt.Errorf("hand over: release leases: %w", err)
+	}
+	// What waited in line here goes with the sessions: the replica that
+	// takes each over sends it on (see ClaimLine).
+	if _, err := tx.Exec(ctx, `UPDATE session_line SET replica_id = '' WHERE replica_id = $1 AND session_id::text = ANY($2)`,
+		s.replica, sessionIDs); err != nil {
+		return fmt.Errorf("hand over: release the line: %w", err)
 	}
 	for _, id := range sessionIDs {
 		if _, err := tx.Exec(ctx, `SELECT pg_notify($1, $2)`, HandoverChannel, id+" "+s.replica); err != nil {

@@ -229,7 +229,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		Config:  rc,
 		Journal: server.NewMeteredJournal(st.Live(), met), Publisher: pub,
 		Broker: broker, Log: log, RuntimeDir: runtimeDir, RunEnded: expiry.Kick,
-		MaxRuns: c.MaxRuns, Queue: server.NewQueueObserver(hub), Recover: rec,
+		MaxRuns: c.MaxRuns, Queue: server.NewQueueObserver(hub), Recover: rec, Line: cluster.NewLine(st),
 	})
 	var srv *server.Server
 	node := cluster.New(cluster.Config{TTL: c.LeaseTTL, DataDir: c.DataDir, RuntimeBase: filepath.Dir(runtimeDir)}, cluster.Deps{Store: st, Supervisor: sup,

@@ -1,0 +1,115 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// errClosed refuses work once the supervisor has shut down.
+var errClosed = errors.New("parley is shutting down")
+
+// QueuedWork is a prompt (Text, By) or, with InputID set, an answer (Resp)
+// to an ask whose process had ended, that waits in line for a free slot.
+// A drain hands it to the session's next owner, in the order it was given.
+type QueuedWork struct {
+	Text, By string   // a prompt
+	InputID  string   // an answer to this ask…
+	Resp     Response // …with this response
+	// Line is its item in the kept line (LineStore); 0 = in memory only.
+	Line int64
+}
+
+// IsAnswer says the work is an answer to an ask, not a prompt.
+func (q QueuedWork) IsAnswer() bool { return q.InputID != "" }
+
+// LineStore keeps the prompts and answers that wait in line for a claude slot
+// where a restart, a crash or a shutdown with no other replica does not
+// lose them (the store's session_line). Another replica, or this one when
+// it starts again, sends what is left there on (Supervisor.Replay).
+type LineStore interface {
+	// Keep saves work that waits in line for the session; it returns the
+	// item's id.
+	Keep(ctx context.Context, sessionID string, w QueuedWork) (int64, error)
+	// Left removes an item its run has had, or that failed for good.
+	Left(ctx context.Context, id int64) error
+}
+
+// lineWrite bounds one write of the kept line.
+const lineWrite = 10 * time.Second
+
+// keepInLine saves w, which is about to wait in line, unless it is kept
+// already (a replayed item, or one that goes back in line); it reports
+// whether it saved it now.
+func (s *Supervisor) keepInLine(ctx context.Context, sessionID string, w *QueuedWork) (bool, error) {
+	if s.line == nil || w == nil || w.Line != 0 {
+		return false, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, lineWrite)
+	defer cancel()
+	id, err := s.line.Keep(ctx, sessionID, *w)
+	if err != nil {
+		return false, err
+	}
+	w.Line = id
+	return true, nil
+}
+
+// leftLine removes w's item once w has reached its run (err nil) or
+// failed for good. Work a drain or a shutdown keeps from its run stays:
+// it goes on from there.
+func (s *Supervisor) leftLine(w *QueuedWork, err error) {
+	if s.line == nil || w == nil || w.Line == 0 ||
+		errors.Is(err, ErrDraining) || errors.Is(err, errClosed) || s.ctx.Err() != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, lineWrite)
+	defer cancel()
+	if lerr := s.line.Left(ctx, w.Line); lerr != nil {
+		// Kept, it would be sent again after a restart, unless its prompt
+		// event shows it arrived (store.ClaimLine).
+		s.log.Error("remove a prompt or an answer from the kept line", "line", w.Line, "err", lerr)
+	}
+}
+
+// Replay gives the session's run a prompt or an answer that waited in
+// line on a replica that stopped (w.Line is its kept item): at once when a
+// process is live or a slot is free, else in line again. An answer whose
+// ask has closed meanwhile is dropped (ErrNotPending).
+func (s *Supervisor) Replay(ctx context.Context, sessionID string, start Starter, w QueuedWork) error {
+	var err error
+	if w.IsAnswer() {
+		err = s.answer(ctx, sessionID, start, w)
+	} else {
+		err = s.prompt(ctx, sessionID, start, w)
+	}
+	if errors.Is(err, ErrNotPending) || errors.Is(err, ErrNotFound) {
+		s.leftLine(&w, nil)
+	}
+	return err
+}
+
+// queuedWorkKey marks the context of a Prompt or an Answer with its
+// QueuedWork, so it can be kept if it waits in line.
+type queuedWorkKey struct{}
+
+// withQueuedWork marks ctx with q.
+func withQueuedWork(ctx context.Context, q QueuedWork) context.Context {
+	return context.WithValue(ctx, queuedWorkKey{}, q)
+}
+
+// queuedWork is the QueuedWork ctx is marked with, if any.
+func queuedWork(ctx context.Context) *QueuedWork {
+	if q, ok := ctx.Value(queuedWorkKey{}).(QueuedWork); ok {
+		return &q
+	}
+	return nil
+}
+
+// lineOf is the kept line item of the work ctx is marked with (0 = none).
+func lineOf(ctx context.Context) int64 {
+	if q := queuedWork(ctx); q != nil {
+		return q.Line
+	}
+	return 0
+}

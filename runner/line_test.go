@@ -1,0 +1,109 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"maps"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"parley/askuser"
+)
+
+// memLine is a LineStore in memory; fail makes Keep fail.
+type memLine struct {
+	mu    sync.Mutex
+	next  int64
+	items map[int64]QueuedWork
+	fail  error
+}
+
+func (l *memLine) Keep(_ context.Context, _ string, w QueuedWork) (int64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.fail != nil {
+		return 0, l.fail
+	}
+	l.next++
+	l.items[l.next] = w
+	return l.next, nil
+}
+
+func (l *memLine) Left(_ context.Context, id int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.items, id)
+	return nil
+}
+
+func (l *memLine) kept() []int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Sorted(maps.Keys(l.items))
+}
+
+// TestLineKeepsWhatWaits: prompts and answers that wait in line for the
+// only slot are kept; a drain hands them over with their kept items (which
+// stay, for whoever takes the session); work whose process could not start
+// leaves the line (the page says so); and work that cannot be kept is
+// refused with a clear error, never taken in silently.
+func TestLineKeepsWhatWaits(t *testing.T) {
+	line := &memLine{items: map[int64]QueuedWork{}}
+	newSup := func() *Supervisor {
+		sup := NewSupervisor(context.Background(), Deps{Journal: pendingJournal{&memJournal{}}, Publisher: make(chanPublisher, 16),
+			Broker: askuser.NewBroker(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), RuntimeDir: t.TempDir(),
+			MaxRuns: 1, Line: line})
+		t.Cleanup(sup.Shutdown)
+		if !sup.slots.tryAcquire() { // the only slot is busy elsewhere
+			t.Fatal("no free slot")
+		}
+		return sup
+	}
+	ctx := t.Context()
+	cannot := errors.New("no claude here")
+	fails := func(context.Context) (Options, error) { return Options{}, cannot }
+	blue := Response{By: "Bob", Replies: []askuser.Reply{{Selected: []string{"Blue"}}}}
+
+	sup := newSup()
+	if err := sup.Prompt(ctx, "s1", fails, "first", "Ann"); err != nil {
+		t.Fatal(err)
+	}
+	if err := sup.Answer(ctx, "s1", fails, "in-1", blue); err != nil {
+		t.Fatal(err)
+	}
+	if got := line.kept(); len(got) != 2 || line.items[1].Text != "first" || line.items[2].InputID != "in-1" {
+		t.Fatalf("kept %v (%+v), want the prompt and the answer", got, line.items)
+	}
+	sup.releaseSlot() // the slot goes to s1, whose process cannot start
+	for deadline := time.Now().Add(10 * time.Second); len(line.kept()) > 0; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("kept %v after the process failed to start, want nothing", line.kept())
+		}
+	}
+
+	sup = newSup()
+	if err := sup.Prompt(ctx, "s2", fails, "second", "Cy"); err != nil {
+		t.Fatal(err)
+	}
+	got := sup.Drain(ctx, 0)
+	if len(got) != 1 || len(got[0].Work) != 1 || got[0].Work[0].Line != 3 || got[0].Work[0].Text != "second" {
+		t.Fatalf("handed over %+v, want s2's prompt as kept item 3", got)
+	}
+	if k := line.kept(); len(k) != 1 || k[0] != 3 {
+		t.Errorf("kept %v after the drain, want item 3 still: the next owner sends it", k)
+	}
+
+	sup = newSup()
+	line.fail = errors.New("database away")
+	err := sup.Prompt(ctx, "s3", fails, "third", "Di")
+	if err == nil || !errors.Is(err, line.fail) {
+		t.Fatalf("a prompt that cannot be kept: %v, want the keeper's error", err)
+	}
+	if sup.Queued() != 0 {
+		t.Errorf("%d sessions in line, want none: the prompt was refused", sup.Queued())
+	}
+}

@@ -1,0 +1,109 @@
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// LineItem is a prompt or an answer waiting in line for a claude slot
+// (table session_line): kept until its run has it, so that a restart, a
+// crash or a shutdown with no other replica does not lose it.
+type LineItem struct {
+	ID        int64           `db:"id"`
+	SessionID string          `db:"session_id"`
+	Kind      string          `db:"kind"` // "prompt" or "answer"
+	Text      string          `db:"text"`
+	By        string          `db:"by_name"`
+	InputID   string          `db:"input_id"`
+	Response  json.RawMessage `db:"response"`
+	CreatedAt time.Time       `db:"created_at"`
+}
+
+// The kinds of LineItem.
+const (
+	LinePrompt = "prompt"
+	LineAnswer = "answer"
+)
+
+const lineColumns = `id, session_id, kind, text, by_name, input_id, response, created_at`
+
+// KeepInLine saves a prompt or an answer that waits in line on this
+// replica and returns its id.
+func (s *Store) KeepInLine(ctx context.Context, it LineItem) (int64, error) {
+	var id int64
+	err := s.pool.QueryRow(ctx, `INSERT INTO session_line (session_id, replica_id, kind, text, by_name, input_id, response)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
+		it.SessionID, s.replica, it.Kind, it.Text, it.By, it.InputID, nullJSON(it.Response)).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("keep a %s of session %s in line: %w", it.Kind, it.SessionID, err)
+	}
+	return id, nil
+}
+
+// LeftLine removes an item its run has had (or that failed for good).
+func (s *Store) LeftLine(ctx context.Context, id int64) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM session_line WHERE id = $1`, id); err != nil {
+		return fmt.Errorf("remove line item %d: %w", id, err)
+	}
+	return nil
+}
+
+// orphaned matches the line items no live replica serves: released by a
+// replica that shut down (an empty replica_id), or kept by one that is gone.
+const orphaned = `(l.replica_id = '' OR NOT EXISTS (
+	SELECT 1 FROM replicas r WHERE r.id = l.replica_id AND r.expires_at > now()))`
+
+// SessionsWithOrphanedLine returns the sessions whose line items no live
+// replica serves, oldest item first.
+func (s *Store) SessionsWithOrphanedLine(ctx context.Context) ([]string, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT l.session_id::text FROM session_line l WHERE `+orphaned+`
+		GROUP BY l.session_id ORDER BY min(l.id)`)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("sessions with orphaned line items: %w", err)
+	}
+	return ids, nil
+}
+
+// ClaimLine makes this replica the server of the session's orphaned line
+// items and returns them in the order they were given. A prompt the log
+// shows Claude already had (its prompt event names the item) is removed
+// instead: a crash came between the two writes.
+func (s *Store) ClaimLine(ctx context.Context, sessionID string) ([]LineItem, error) {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("claim the line of session %s: %w", sessionID, err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `DELETE FROM session_line l WHERE l.session_id = $1 AND l.kind = 'prompt' AND `+orphaned+`
+		AND EXISTS (SELECT 1 FROM events e WHERE e.session_id = l.session_id AND e.type = 'prompt'
+			AND e.created_at >= l.created_at AND e.payload->>'line' = l.id::text)`, sessionID); err != nil {
+		return nil, fmt.Errorf("claim the line of session %s: drop delivered prompts: %w", sessionID, err)
+	}
+	rows, _ := tx.Query(ctx, `UPDATE session_line l SET replica_id = $2 WHERE l.session_id = $1 AND `+orphaned+`
+		RETURNING `+lineColumns, sessionID, s.replica)
+	items, err := pgx.CollectRows(rows, pgx.RowToStructByName[LineItem])
+	if err != nil {
+		return nil, fmt.Errorf("claim the line of session %s: %w", sessionID, err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, fmt.Errorf("claim the line of session %s: commit: %w", sessionID, err)
+	}
+	slices.SortFunc(items, func(a, b LineItem) int { return int(a.ID - b.ID) })
+	return items, nil
+}
+
+// LineOf returns the session's line items, whoever serves them, in order.
+func (s *Store) LineOf(ctx context.Context, sessionID string) ([]LineItem, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+lineColumns+` FROM session_line WHERE session_id = $1 ORDER BY id`, sessionID)
+	items, err := pgx.CollectRows(rows, pgx.RowToStructByName[LineItem])
+	if err != nil {
+		return nil, fmt.Errorf("line of session %s: %w", sessionID, err)
+	}
+	return items, nil
+}

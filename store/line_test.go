@@ -1,0 +1,110 @@
+package store_test
+
+import (
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"parley/store"
+	"parley/store/pgtest"
+)
+
+// TestLineOutlivesItsReplica: what waits in line on A is A's while A
+// lives; once A lapses (or hands its sessions over) B claims it, in
+// order, except a prompt the log shows Claude already had, and claims
+// nothing twice.
+func TestLineOutlivesItsReplica(t *testing.T) {
+	url := pgtest.New(t)
+	open := func() *store.Store {
+		s, err := store.Open(t.Context(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(s.Close)
+		if _, err := s.Heartbeat(t.Context(), "/data", time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	a, b := open(), open()
+	s1, s2 := newSession(t, a), newSession(t, a)
+	keep := func(it store.LineItem) int64 {
+		id, err := a.KeepInLine(t.Context(), it)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	first := keep(store.LineItem{SessionID: s1.ID, Kind: store.LinePrompt, Text: "first", By: "Ann"})
+	answer := keep(store.LineItem{SessionID: s1.ID, Kind: store.LineAnswer, InputID: "in-1",
+		Response: json.RawMessage(`{"by":"Ann","choice":"Blue"}`)})
+	had := keep(store.LineItem{SessionID: s1.ID, Kind: store.LinePrompt, Text: "had", By: "Bob"})
+	last := keep(store.LineItem{SessionID: s1.ID, Kind: store.LinePrompt, Text: "last", By: "Bob"})
+	gone := keep(store.LineItem{SessionID: s2.ID, Kind: store.LinePrompt, Text: "sent", By: "Ann"})
+	if err := a.LeftLine(t.Context(), gone); err != nil {
+		t.Fatal(err)
+	}
+	// A crash came between "had" reaching Claude and its item leaving.
+	p, _ := json.Marshal(map[string]any{"text": "had", "by": "Bob", "line": had})
+	if err := a.AppendEvent(t.Context(), store.Event{SessionID: s1.ID, Seq: 1, Type: "prompt", Payload: p}); err != nil {
+		t.Fatal(err)
+	}
+
+	if ids, err := b.SessionsWithOrphanedLine(t.Context()); err != nil || len(ids) != 0 {
+		t.Fatalf("orphaned lines while A lives: %v, %v; want none", ids, err)
+	}
+	if items, err := b.ClaimLine(t.Context(), s1.ID); err != nil || len(items) != 0 {
+		t.Fatalf("B claims A's live line: %v, %v; want nothing", items, err)
+	}
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(t.Context())
+	if _, err := conn.Exec(t.Context(), `UPDATE replicas SET expires_at = now() - interval '1 second' WHERE id = $1`, a.Replica()); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := b.SessionsWithOrphanedLine(t.Context()); err != nil || len(ids) != 1 || ids[0] != s1.ID {
+		t.Fatalf("orphaned lines once A lapsed: %v, %v; want s1's", ids, err)
+	}
+	items, err := b.ClaimLine(t.Context(), s1.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []int64
+	for _, it := range items {
+		got = append(got, it.ID)
+	}
+	if len(got) != 3 || got[0] != first || got[1] != answer || got[2] != last {
+		t.Fatalf("B claims %v, want %v (without %d, which Claude had)", got, []int64{first, answer, last}, had)
+	}
+	if it := items[1]; it.Kind != store.LineAnswer || it.InputID != "in-1" || string(it.Response) != `{"by": "Ann", "choice": "Blue"}` {
+		t.Errorf("the answer came back as %+v", it)
+	}
+	if it := items[0]; it.Kind != store.LinePrompt || it.Text != "first" || it.By != "Ann" || it.SessionID != s1.ID {
+		t.Errorf("the first prompt came back as %+v", it)
+	}
+	if again, err := b.ClaimLine(t.Context(), s1.ID); err != nil || len(again) != 0 {
+		t.Fatalf("a second claim: %v, %v; want nothing: B serves them now", again, err)
+	}
+	if ids, err := b.SessionsWithOrphanedLine(t.Context()); err != nil || len(ids) != 0 {
+		t.Fatalf("orphaned lines after B's claim: %v, %v; want none", ids, err)
+	}
+	left, err := b.LineOf(t.Context(), s1.ID)
+	if err != nil || len(left) != 3 {
+		t.Fatalf("s1's line %v, %v; want the 3 claimed", left, err)
+	}
+
+	// B hands s1 over: its items are anyone's at once.
+	if owner, err := b.AcquireLease(t.Context(), s1.ID); err != nil || owner != b.Replica() {
+		t.Fatalf("B acquires: %q, %v", owner, err)
+	}
+	if err := b.HandOver(t.Context(), []string{s1.ID}); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := b.SessionsWithOrphanedLine(t.Context()); err != nil || len(ids) != 1 {
+		t.Fatalf("orphaned lines after B handed s1 over: %v, %v; want s1's", ids, err)
+	}
+}
