@@ -27,6 +27,7 @@ const (
 type request struct {
 	Text    string          `json:"text,omitempty"`
 	By      string          `json:"by,omitempty"`
+	ByID    int64           `json:"by_id,omitempty"`
 	InputID string          `json:"input_id,omitempty"`
 	Resp    runner.Response `json:"resp"`
 }
@@ -34,8 +35,8 @@ type request struct {
 // Prompt sends a user turn to the session's process on whichever replica
 // owns the session; with no live owner this replica takes the lease and
 // starts the process.
-func (n *Node) Prompt(ctx context.Context, sessionID string, start runner.Starter, text, by string) error {
-	return n.route(ctx, sessionID, true, kindPrompt, request{Text: text, By: by}, func() error {
+func (n *Node) Prompt(ctx context.Context, sessionID string, start runner.Starter, text string, by runner.Author) error {
+	return n.route(ctx, sessionID, true, kindPrompt, request{Text: text, By: by.Name, ByID: by.ID}, func() error {
 		return n.Supervisor.Prompt(ctx, sessionID, start, text, by)
 	})
 }
@@ -230,7 +231,7 @@ func (n *Node) serveRequest(id int64) {
 	start := n.Starter(r.SessionID)
 	switch r.Kind {
 	case kindPrompt:
-		err = n.Supervisor.Prompt(ctx, r.SessionID, start, req.Text, req.By)
+		err = n.Supervisor.Prompt(ctx, r.SessionID, start, req.Text, runner.Author{Name: req.By, ID: req.ByID})
 	case kindAnswer:
 		err = n.Supervisor.Answer(ctx, r.SessionID, start, req.InputID, req.Resp)
 	case kindInterrupt:

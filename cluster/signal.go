@@ -107,10 +107,12 @@ func (n *Node) StopProject(ctx context.Context, projectID int64) {
 }
 
 // AccessChanged has every socket on every replica check its viewer's
-// access now (a member removed or demoted).
+// access now (a member removed or demoted), and every run whether its
+// turns' authors may still send them.
 func (n *Node) AccessChanged(ctx context.Context) {
 	n.signal(ctx, signal{Kind: sigAccess})
 	n.local().Recheck()
+	n.Supervisor.CheckAuthors()
 }
 
 func (n *Node) signal(ctx context.Context, s signal) {
@@ -146,6 +148,7 @@ func (n *Node) signalled(payload string) {
 		n.local().RemoteViewers(s.From, "", nil, false)
 	case sigAccess:
 		n.local().Recheck()
+		n.Supervisor.CheckAuthors()
 	case sigStopSession:
 		n.wg.Go(func() { n.Supervisor.Stop(s.Session); n.local().CloseSession(s.Session) })
 	case sigStopProject:

@@ -12,6 +12,7 @@ CREATE TABLE session_line (
     kind       text NOT NULL CHECK (kind IN ('prompt', 'answer')),
     text       text NOT NULL DEFAULT '',
     by_name    text NOT NULL DEFAULT '',
+    by_id      bigint NOT NULL DEFAULT 0, -- the prompt's author (users.id)
     input_id   text NOT NULL DEFAULT '',
     response   jsonb,
     created_at timestamptz NOT NULL DEFAULT now()

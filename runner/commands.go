@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -11,10 +12,11 @@ import (
 // turnCmd writes a user turn. A turn sent while another runs is queued by
 // the CLI and runs after it.
 type turnCmd struct {
-	text, by string
-	resend   bool  // already in the log: a turn a failed resume lost
-	line     int64 // its kept line item, named in the prompt event (0 = none)
-	reply    chan error
+	text   string
+	by     Author
+	resend bool  // already in the log: a turn a failed resume lost
+	line   int64 // its kept line item, named in the prompt event (0 = none)
+	reply  chan error
 }
 
 func (c turnCmd) run(ctx context.Context, r *Run) error {
@@ -35,12 +37,22 @@ func (c turnCmd) run(ctx context.Context, r *Run) error {
 
 // sentTurn is a turn written to a resumed process before it showed that it
 // found its conversation; a failed resume sends it again to a fresh one.
-type sentTurn struct{ text, by string }
+type sentTurn struct {
+	text string
+	by   Author
+}
 
 // turn records and writes one user turn; a turn that waited in line names
-// its kept item (line), so it is never sent again after a crash.
-func (r *Run) turn(ctx context.Context, text, by string, line int64) error {
-	p := map[string]any{"text": text, "by": by, "queued": r.turns > 0}
+// its kept item (line), so it is never sent again after a crash. A turn
+// whose author may no longer prompt (it waited while they were removed) is
+// not sent: the page says so.
+func (r *Run) turn(ctx context.Context, text string, by Author, line int64) error {
+	if !r.allowed(ctx, by) {
+		r.notice(ctx, "warn", fmt.Sprintf("Parley did not send %s's message: %s may no longer send messages in this project.",
+			by.Name, by.Name))
+		return ErrNotAllowed
+	}
+	p := map[string]any{"text": text, "by": by.Name, "queued": r.turns > 0}
 	if line != 0 {
 		p["line"] = line
 	}
@@ -53,9 +65,10 @@ func (r *Run) writeTurn(ctx context.Context, t sentTurn) error {
 	if !r.initSeen {
 		r.unconfirmed = append(r.unconfirmed, t)
 	}
-	r.by.set(t.by)
+	r.by.set(t.by.Name)
 	err := r.write(ctx, map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": t.text}})
 	if err == nil {
+		r.turnWritten(t.by)
 		r.turns++
 		if r.turns == 1 {
 			r.changeSession(ctx, SessionChange{Status: r.status()})
@@ -72,9 +85,16 @@ type interruptCmd struct {
 }
 
 func (c interruptCmd) run(ctx context.Context, r *Run) error {
+	err := r.interrupt(ctx, c.by)
+	c.reply <- err
+	return err
+}
+
+// interrupt stops the current turn; by is who stopped it.
+func (r *Run) interrupt(ctx context.Context, by string) error {
 	r.nextReq++
 	id := "parley-interrupt-" + strconv.Itoa(r.nextReq)
-	r.recordJSON(ctx, TypeInterrupt, map[string]any{"by": c.by, "request_id": id})
+	r.recordJSON(ctx, TypeInterrupt, map[string]any{"by": by, "request_id": id})
 	err := r.write(ctx, map[string]any{"type": "control_request", "request_id": id,
 		"request": map[string]any{"subtype": "interrupt"}})
 	// The CLI cancels a blocked MCP call on interrupt; close the asks here
@@ -84,7 +104,6 @@ func (c interruptCmd) run(ctx context.Context, r *Run) error {
 			r.log.Warn("cancel ask on interrupt", "input_id", pa.p.InputID, "err", rerr)
 		}
 	}
-	c.reply <- err
 	return err
 }
 

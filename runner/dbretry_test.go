@@ -92,7 +92,7 @@ func floodRun(t *testing.T, mark string) (*outageJournal, waitingPublisher, *Sup
 		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), RuntimeDir: t.TempDir(),
 	})
 	t.Cleanup(sup.Shutdown)
-	if err := sup.Prompt(t.Context(), "s1", With(testOptions(t, "")), "go", "you"); err != nil {
+	if err := sup.Prompt(t.Context(), "s1", With(testOptions(t, "")), "go", Author{Name: "you"}); err != nil {
 		t.Fatal(err)
 	}
 	return j, pub, sup

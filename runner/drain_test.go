@@ -40,10 +40,10 @@ func TestDrainHandsOverQueuedWorkInOrder(t *testing.T) {
 	ctx := t.Context()
 	blue := Response{By: "Bob", ByID: 2, Replies: []askuser.Reply{{Selected: []string{"Blue"}}}}
 	steps := []func() error{
-		func() error { return sup.Prompt(ctx, "s1", start, "first", "Ann") },
+		func() error { return sup.Prompt(ctx, "s1", start, "first", Author{Name: "Ann"}) },
 		func() error { return sup.Answer(ctx, "s1", start, "in-1", blue) },
-		func() error { return sup.Prompt(ctx, "s2", start, "other session", "Cy") },
-		func() error { return sup.Prompt(ctx, "s1", start, "third", "Ann") },
+		func() error { return sup.Prompt(ctx, "s2", start, "other session", Author{Name: "Cy"}) },
+		func() error { return sup.Prompt(ctx, "s1", start, "third", Author{Name: "Ann"}) },
 		func() error {
 			return sup.Answer(ctx, "s1", start, "in-2", Response{By: "Ann", Decline: true, Reason: "no"})
 		},
@@ -109,12 +109,12 @@ func TestDrainWaitsForASessionGivenASlot(t *testing.T) {
 				r.Stop()
 			}
 			reply := make(chan error, 1)
-			return r.send(jctx, turnCmd{text: "hello", by: "Ann", reply: reply}, reply)
+			return r.send(jctx, turnCmd{text: "hello", by: Author{Name: "Ann"}, reply: reply}, reply)
 		}
 		if err := sup.enqueue(withQueuedWork(ctx, QueuedWork{Text: "hello", By: "Ann"}), "s1", With(o), prompt); err != nil {
 			t.Fatal(err)
 		}
-		if err := sup.Prompt(ctx, "s1", With(o), "and then", "Ann"); err != nil {
+		if err := sup.Prompt(ctx, "s1", With(o), "and then", Author{Name: "Ann"}); err != nil {
 			t.Fatal(err)
 		}
 		sup.releaseSlot() // the slot goes to s1: its process starts
@@ -164,7 +164,7 @@ func TestQueuedWorkBackInLineIsHandedOver(t *testing.T) {
 			t.Error("the ended run's slot is not free")
 		}
 		reply := make(chan error, 1)
-		return r.send(ctx, turnCmd{text: "hello", by: "Ann", reply: reply}, reply)
+		return r.send(ctx, turnCmd{text: "hello", by: Author{Name: "Ann"}, reply: reply}, reply)
 	}
 	if err := sup.enqueue(withQueuedWork(ctx, QueuedWork{Text: "hello", By: "Ann"}), "s1", With(o), prompt); err != nil {
 		t.Fatal(err)

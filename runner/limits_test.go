@@ -52,7 +52,7 @@ func TestWatchdogInterruptsAStalledTurn(t *testing.T) {
 	sup, j, pub := newTestSupervisor(t, fakeapi.ClaudeBin(t), fake.Env(t.TempDir()))
 	o := testOptions(t, "")
 	o.StallTimeout = 3 * time.Second
-	if err := sup.Prompt(t.Context(), "s1", With(o), "go", "you"); err != nil {
+	if err := sup.Prompt(t.Context(), "s1", With(o), "go", Author{Name: "you"}); err != nil {
 		t.Fatal(err)
 	}
 	waitNotice(t, pub, "Claude printed nothing for 3 seconds, so Parley interrupted the turn")
@@ -66,7 +66,7 @@ func TestWatchdogInterruptsAStalledTurn(t *testing.T) {
 	if _, ok := sup.Live("s1"); !ok {
 		t.Fatal("the interrupt ended the process; it should survive and take the next turn")
 	}
-	if err := sup.Prompt(t.Context(), "s1", With(o), "again", "you"); err != nil {
+	if err := sup.Prompt(t.Context(), "s1", With(o), "again", Author{Name: "you"}); err != nil {
 		t.Fatal(err)
 	}
 	res = waitType(t, pub, "result")
@@ -83,7 +83,7 @@ func TestWatchdogKillsAProcessTheInterruptDoesNotStop(t *testing.T) {
 	sup, j, pub := newTestSupervisor(t, fakeapi.ClaudeBin(t), fake.Env(t.TempDir()))
 	o := testOptions(t, "")
 	o.StallTimeout, o.StallGrace = time.Second, time.Second
-	if err := sup.Prompt(t.Context(), "s1", With(o), "go", "you"); err != nil {
+	if err := sup.Prompt(t.Context(), "s1", With(o), "go", Author{Name: "you"}); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
@@ -101,7 +101,7 @@ func TestWatchdogKillsAProcessTheInterruptDoesNotStop(t *testing.T) {
 		t.Errorf("run_ended = %s, status %q; want interrupted", ended.Payload, j.lastStatus())
 	}
 	o.Resume, o.StallTimeout = true, 0
-	if err := sup.Prompt(t.Context(), "s1", With(o), "carry on", "you"); err != nil {
+	if err := sup.Prompt(t.Context(), "s1", With(o), "carry on", Author{Name: "you"}); err != nil {
 		t.Fatal(err)
 	}
 	// The kill may come before the CLI saved the conversation; then Parley
@@ -123,7 +123,7 @@ func TestWatchdogWaitsForAnOpenAsk(t *testing.T) {
 	sup, j, pub := newTestSupervisor(t, fakeapi.ClaudeBin(t), fake.Env(t.TempDir()))
 	o := testOptions(t, "")
 	o.StallTimeout = 1500 * time.Millisecond
-	if err := sup.Prompt(t.Context(), "s1", With(o), "go", "you"); err != nil {
+	if err := sup.Prompt(t.Context(), "s1", With(o), "go", Author{Name: "you"}); err != nil {
 		t.Fatal(err)
 	}
 	req := waitType(t, pub, TypeInputRequested)
@@ -156,7 +156,7 @@ func TestBudgetEndsTheTurnWithANotice(t *testing.T) {
 	o := testOptions(t, "")
 	o.ExtraArgs = []string{"--max-budget-usd", "1"}
 	o.BudgetCheck = func(context.Context) string { return "The session reached its limit of $1.00." }
-	if err := sup.Prompt(t.Context(), "s1", With(o), "go", "you"); err != nil {
+	if err := sup.Prompt(t.Context(), "s1", With(o), "go", Author{Name: "you"}); err != nil {
 		t.Fatal(err)
 	}
 	res := waitType(t, pub, "result")

@@ -13,7 +13,8 @@ var errClosed = errors.New("parley is shutting down")
 // to an ask whose process had ended, that waits in line for a free slot.
 // A drain hands it to the session's next owner, in the order it was given.
 type QueuedWork struct {
-	Text, By string   // a prompt
+	Text, By string   // a prompt, and its author's name…
+	ByID     int64    // …and user id
 	InputID  string   // an answer to this ask…
 	Resp     Response // …with this response
 	// Line is its item in the kept line (LineStore); 0 = in memory only.

@@ -69,7 +69,7 @@ func TestLineKeepsWhatWaits(t *testing.T) {
 	blue := Response{By: "Bob", Replies: []askuser.Reply{{Selected: []string{"Blue"}}}}
 
 	sup := newSup()
-	if err := sup.Prompt(ctx, "s1", fails, "first", "Ann"); err != nil {
+	if err := sup.Prompt(ctx, "s1", fails, "first", Author{Name: "Ann"}); err != nil {
 		t.Fatal(err)
 	}
 	if err := sup.Answer(ctx, "s1", fails, "in-1", blue); err != nil {
@@ -86,7 +86,7 @@ func TestLineKeepsWhatWaits(t *testing.T) {
 	}
 
 	sup = newSup()
-	if err := sup.Prompt(ctx, "s2", fails, "second", "Cy"); err != nil {
+	if err := sup.Prompt(ctx, "s2", fails, "second", Author{Name: "Cy"}); err != nil {
 		t.Fatal(err)
 	}
 	got := sup.Drain(ctx, 0)
@@ -99,7 +99,7 @@ func TestLineKeepsWhatWaits(t *testing.T) {
 
 	sup = newSup()
 	line.fail = errors.New("database away")
-	err := sup.Prompt(ctx, "s3", fails, "third", "Di")
+	err := sup.Prompt(ctx, "s3", fails, "third", Author{Name: "Di"})
 	if err == nil || !errors.Is(err, line.fail) {
 		t.Fatalf("a prompt that cannot be kept: %v, want the keeper's error", err)
 	}

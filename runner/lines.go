@@ -85,6 +85,7 @@ func (r *Run) handleResult(ctx context.Context, raw json.RawMessage) {
 	r.outcome = res.outcome()
 	r.turnEnded()
 	r.changeSession(ctx, SessionChange{Status: r.status(), CostUSD: cost, Turns: res.NumTurns})
+	r.turnFinished(ctx)
 }
 
 // status is the session status the run's state implies.

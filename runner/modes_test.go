@@ -38,7 +38,7 @@ func TestNoModeAnswersForTheUser(t *testing.T) {
 			sup, _, pub := newTestSupervisor(t, claude, append(fake.Env(t.TempDir()), "IS_SANDBOX=1"))
 			o := testOptions(t, "")
 			o.ExtraArgs = []string{"--permission-mode", tt.mode, "--allowedTools", "AskUserQuestion,ExitPlanMode"}
-			if err := sup.Prompt(t.Context(), "s1", With(o), "go", "you"); err != nil {
+			if err := sup.Prompt(t.Context(), "s1", With(o), "go", Author{Name: "you"}); err != nil {
 				t.Fatal(err)
 			}
 			e := waitType(t, pub, TypeInputRequested)
@@ -72,7 +72,7 @@ func TestBrokenAskServerWarnsAndClaudeStillAsks(t *testing.T) {
 		{Text: "Read: " + fakeapi.ToolResultPlaceholder}})
 	sup, j, pub := newTestSupervisor(t, fakeapi.ClaudeBin(t), fake.Env(t.TempDir()))
 	o := testOptions(t, "http://127.0.0.1:9/ask") // a relay: the parley server is configured
-	if err := sup.Prompt(t.Context(), "s1", With(o), "go", "you"); err != nil {
+	if err := sup.Prompt(t.Context(), "s1", With(o), "go", Author{Name: "you"}); err != nil {
 		t.Fatal(err)
 	}
 	n := waitType(t, pub, TypeNotice)

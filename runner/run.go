@@ -59,6 +59,7 @@ type Run struct {
 	batching     bool    // record queues events in batch; flush writes them
 	batch        []Event // recorded, not yet written
 	by           turnBy  // who sent the running turn; read by the model gateway
+	authors              // whose turns the process has (authors.go)
 	runLimits
 	dbWait     // retrying writes the database could not take (dbretry.go)
 	deliveries // answers handed to the process, until Claude has them (delivery.go)

@@ -127,7 +127,7 @@ func testOptions(t *testing.T, relay string) Options {
 func TestRunLifecycle(t *testing.T) {
 	fake := fakeapi.Serve(t, fakeapi.Scenario{{Text: "hi"}})
 	sup, j, pub := newTestSupervisor(t, fakeapi.ClaudeBin(t), fake.Env(t.TempDir()))
-	if err := sup.Prompt(t.Context(), "s1", With(testOptions(t, "http://127.0.0.1:9/ask")), "hello", "you"); err != nil {
+	if err := sup.Prompt(t.Context(), "s1", With(testOptions(t, "http://127.0.0.1:9/ask")), "hello", Author{Name: "you"}); err != nil {
 		t.Fatal(err)
 	}
 	waitType(t, pub, "result")
@@ -177,7 +177,7 @@ func TestRunRecordsBadAndHugeOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	sup, j, pub := newTestSupervisor(t, bin, nil)
-	if err := sup.Prompt(t.Context(), "s1", With(testOptions(t, "")), "go", "you"); err != nil {
+	if err := sup.Prompt(t.Context(), "s1", With(testOptions(t, "")), "go", Author{Name: "you"}); err != nil {
 		t.Fatal(err)
 	}
 	waitType(t, pub, "result")
@@ -202,7 +202,7 @@ func TestRunEndsWhenIdleAndResumes(t *testing.T) {
 	sup, _, pub := newTestSupervisor(t, fakeapi.ClaudeBin(t), fake.Env(t.TempDir()))
 	o := testOptions(t, "")
 	o.IdleTimeout = 300 * time.Millisecond
-	if err := sup.Prompt(t.Context(), "s1", With(o), "one", "you"); err != nil {
+	if err := sup.Prompt(t.Context(), "s1", With(o), "one", Author{Name: "you"}); err != nil {
 		t.Fatal(err)
 	}
 	waitType(t, pub, "result")
@@ -222,7 +222,7 @@ func TestRunEndsWhenIdleAndResumes(t *testing.T) {
 		t.Fatal("the idle run is still live")
 	}
 	o.Resume = true
-	if err := sup.Prompt(t.Context(), "s1", With(o), "two", "you"); err != nil {
+	if err := sup.Prompt(t.Context(), "s1", With(o), "two", Author{Name: "you"}); err != nil {
 		t.Fatal(err)
 	}
 	res := waitType(t, pub, "result")
@@ -243,7 +243,7 @@ func TestRunFollowsTheLogAfterAnAmbiguousWrite(t *testing.T) {
 	}
 	sup, j, pub := newTestSupervisor(t, bin, nil)
 	j.commitThenFail = "brand_new_event"
-	if err := sup.Prompt(t.Context(), "s1", With(testOptions(t, "")), "go", "you"); err != nil {
+	if err := sup.Prompt(t.Context(), "s1", With(testOptions(t, "")), "go", Author{Name: "you"}); err != nil {
 		t.Fatal(err)
 	}
 	waitType(t, pub, "result")

@@ -96,6 +96,11 @@ type Options struct {
 	// says which spending limit is reached, or "" when none is. nil = no
 	// limits of Parley's own (the CLI's --max-budget-usd may still apply).
 	BudgetCheck func(context.Context) string
+	// MayPrompt says whether the user may send turns in the session's
+	// project now: a turn is sent only if its author may, and a member who
+	// loses the right has their running turn stopped (CheckAuthors). nil =
+	// anyone may.
+	MayPrompt func(ctx context.Context, userID int64) (bool, error)
 	// ModelURL is the model gateway's base URL; with Config.Gateway set, the
 	// run's model traffic goes there with a token of its own.
 	ModelURL string
@@ -125,8 +130,8 @@ func With(o Options) Starter {
 
 // Prompt sends a user turn to the session's live process, starting one
 // when there is none.
-func (s *Supervisor) Prompt(ctx context.Context, sessionID string, start Starter, text, by string) error {
-	return s.prompt(ctx, sessionID, start, QueuedWork{Text: text, By: by})
+func (s *Supervisor) Prompt(ctx context.Context, sessionID string, start Starter, text string, by Author) error {
+	return s.prompt(ctx, sessionID, start, QueuedWork{Text: text, By: by.Name, ByID: by.ID})
 }
 
 func (s *Supervisor) prompt(ctx context.Context, sessionID string, start Starter, w QueuedWork) error {
@@ -135,7 +140,7 @@ func (s *Supervisor) prompt(ctx context.Context, sessionID string, start Starter
 	ctx = withQueuedWork(ctx, w)
 	return s.withRun(ctx, sessionID, start, func(ctx context.Context, r *Run) error {
 		reply := make(chan error, 1)
-		return r.send(ctx, turnCmd{text: w.Text, by: w.By, line: lineOf(ctx), reply: reply}, reply)
+		return r.send(ctx, turnCmd{text: w.Text, by: Author{Name: w.By, ID: w.ByID}, line: lineOf(ctx), reply: reply}, reply)
 	})
 }
 
@@ -329,6 +334,7 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 		cmds: make(chan command), lines: make(chan Line, lineBuffer), writes: make(chan []byte, 64),
 		exited: make(chan exitInfo, 1), done: make(chan struct{}), finished: make(chan struct{}),
 		cancel: cancel, pending: map[string]pendingAsk{}, plans: map[string]string{}}
+	r.mayPrompt = o.MayPrompt
 	r.runLimits = runLimits{stallTimeout: o.StallTimeout, stallGrace: o.StallGrace, budgetCheck: o.BudgetCheck,
 		outcome: map[bool]string{true: StatusEnded, false: "idle"}[o.Resume]}
 	r.log = s.log.With("session_id", o.SessionID)

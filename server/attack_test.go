@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"parley/runner"
 	"parley/runner/fakeapi"
 )
 
@@ -87,7 +88,7 @@ func attackSuite(t *testing.T, isolation string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.sup.Prompt(ctx, sessB.ID, e.srv.starter(sessB), "B's work", "Bob"); err != nil {
+	if err := e.sup.Prompt(ctx, sessB.ID, e.srv.starter(sessB), "B's work", runner.Author{Name: "Bob"}); err != nil {
 		t.Fatal(err)
 	}
 	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)

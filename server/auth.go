@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"parley/runner"
 	"parley/store"
 	"parley/views"
 )
@@ -25,6 +26,9 @@ type viewer struct {
 	csrf  string // the sign-in's CSRF token
 	token []byte // SHA-256 of the sign-in cookie's token
 }
+
+// author is the viewer as the sender of a turn.
+func (v viewer) author() runner.Author { return runner.Author{Name: v.Name, ID: v.ID} }
 
 func (v viewer) signedIn() bool { return v.ID != 0 }
 

@@ -22,7 +22,7 @@ import (
 // a limit.
 
 // prompt sends a member's turn, unless a spending limit is reached.
-func (s *Server) prompt(ctx context.Context, sess store.Session, text, by string) error {
+func (s *Server) prompt(ctx context.Context, sess store.Session, text string, by runner.Author) error {
 	if err := s.checkBudget(ctx, sess); err != nil {
 		return err
 	}

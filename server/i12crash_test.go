@@ -81,7 +81,7 @@ func survivors(pids []int, timeout time.Duration) []string {
 }
 
 // waitUntil checks cond every 50 ms until it holds or timeout passes.
-func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+func waitUntil(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	tick := time.NewTicker(50 * time.Millisecond)

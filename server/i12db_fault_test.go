@@ -276,6 +276,8 @@ func TestFaultServeOutlivesDatabaseRestart(t *testing.T) {
 	}
 	w2.prompt("again")
 	w2.waitFor(60*time.Second, "Answered after the restart.")
+	// The reply shows before its turn's result is written.
+	waitUntil(t, 30*time.Second, "the second turn's result", func() bool { return count(e.eventTypes(s.ID), "result") == 2 })
 	e.wantContiguousLog(s.ID)
 	evs, err := e.st.EventsAfter(t.Context(), s.ID, 0, 0)
 	if err != nil {

@@ -126,7 +126,7 @@ func (b mcpBackend) SendMessage(ctx context.Context, u mcpapi.User, in mcpapi.Se
 	if err := b.s.allowPrompt(v.ID); err != nil {
 		return mcpapi.SendMessageOutput{}, mcpError(err)
 	}
-	if err := b.s.prompt(ctx, sess, text, v.Name); err != nil {
+	if err := b.s.prompt(ctx, sess, text, v.author()); err != nil {
 		return mcpapi.SendMessageOutput{}, mcpError(err)
 	}
 	return mcpapi.SendMessageOutput{SessionID: sess.ID, Status: "running", Adopted: adopted}, nil

@@ -147,7 +147,7 @@ func (s *Server) beginSession(ctx context.Context, p store.Project, v viewer, te
 			return sess, err
 		}
 	}
-	return sess, s.prompt(ctx, sess, text, v.Name)
+	return sess, s.prompt(ctx, sess, text, v.author())
 }
 
 func (s *Server) handleProjectRename() http.Handler {

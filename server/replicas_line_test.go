@@ -59,14 +59,10 @@ func (e *env) wantQueuedPromptOnce(r *replica, s2 string) {
 	if prompts != 1 {
 		e.t.Errorf("s2's log holds %d prompts, want the queued one once", prompts)
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(50 * time.Millisecond) {
-		if all, _ := e.lineItems(s2); all == 0 {
-			break
-		}
-		if time.Now().After(deadline) {
-			e.t.Fatal("the delivered prompt is still kept in line")
-		}
-	}
+	waitUntil(e.t, 10*time.Second, "the delivered prompt out of the kept line", func() bool {
+		all, _ := e.lineItems(s2)
+		return all == 0
+	})
 	if got := e.owner(s2); got != r.id {
 		e.t.Errorf("owner of the queued session %q, want %s (%s)", got, r.name, r.id)
 	}

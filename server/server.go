@@ -4,6 +4,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"net/http"
 	"runtime"
@@ -147,7 +148,7 @@ func (p publisher) Publish(e runner.Event) {
 // Runs is what carries a member's prompts, answers and stops to a
 // session's process.
 type Runs interface {
-	Prompt(ctx context.Context, sessionID string, start runner.Starter, text, by string) error
+	Prompt(ctx context.Context, sessionID string, start runner.Starter, text string, by runner.Author) error
 	Answer(ctx context.Context, sessionID string, start runner.Starter, inputID string, resp runner.Response) error
 	Interrupt(ctx context.Context, sessionID, by string) error
 }
@@ -167,6 +168,29 @@ func (s *Server) SessionStarter(sessionID string) runner.Starter {
 // starter gives the session's run options when its process must start.
 func (s *Server) starter(sess store.Session) runner.Starter {
 	return func(ctx context.Context) (runner.Options, error) { return s.runOptions(ctx, sess) }
+}
+
+// mayPrompt says whether a user may send turns in the project now, as the
+// page decides it: a runner asks before it sends a turn that waited, and
+// when membership changes (Options.MayPrompt).
+func (s *Server) mayPrompt(projectID int64) func(ctx context.Context, userID int64) (bool, error) {
+	return func(ctx context.Context, userID int64) (bool, error) {
+		u, err := s.st.UserByID(ctx, userID)
+		if errors.Is(err, store.ErrNotFound) {
+			return false, nil // the account is gone
+		} else if err != nil {
+			return false, err
+		}
+		_, err = s.checkAccess(ctx, viewer{ID: u.ID, Name: u.DisplayName(), Admin: u.IsAdmin}, projectID, actPrompt)
+		var he *httpError
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, errNotFound) || errors.As(err, &he):
+			return false, nil
+		}
+		return false, err
+	}
 }
 
 // runOptions is how a session's process is started: in its project's
@@ -193,7 +217,7 @@ func (s *Server) runOptions(ctx context.Context, sess store.Session) (runner.Opt
 			Workspace: workspace, ConfigDir: ConfigDir(s.cfg.DataDir, p.ID), ExtraArgs: claudeArgs(settings, ask),
 			Home: HomeDir(s.cfg.DataDir, p.ID)},
 		AskTimeout: s.cfg.AskTimeout, PermissionTimeout: s.cfg.PermissionTimeout, IdleTimeout: s.cfg.IdleTimeout,
-		ModelURL: s.cfg.ModelURL,
+		ModelURL: s.cfg.ModelURL, MayPrompt: s.mayPrompt(sess.ProjectID),
 	}
 	if notice != "" {
 		o.Notices = append(o.Notices, notice)

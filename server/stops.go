@@ -31,4 +31,4 @@ func (l localStops) StopProject(_ context.Context, projectID int64) {
 	l.hub.Recheck()
 }
 
-func (l localStops) AccessChanged(context.Context) { l.hub.Recheck() }
+func (l localStops) AccessChanged(context.Context) { l.hub.Recheck(); l.sup.CheckAuthors() }

@@ -131,7 +131,7 @@ func (c *wsConn) prompt(ctx context.Context, m wsMessage) error {
 	if err := c.s.allowPrompt(v.ID); err != nil {
 		return err
 	}
-	return c.s.prompt(ctx, sess, text, v.Name)
+	return c.s.prompt(ctx, sess, text, v.author())
 }
 
 func (c *wsConn) answer(ctx context.Context, m wsMessage) error {

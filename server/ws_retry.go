@@ -24,5 +24,5 @@ func (c *wsConn) retry(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.s.prompt(ctx, sess, text, v.Name)
+	return c.s.prompt(ctx, sess, text, v.author())
 }

@@ -19,6 +19,7 @@ type LineItem struct {
 	Kind      string          `db:"kind"` // "prompt" or "answer"
 	Text      string          `db:"text"`
 	By        string          `db:"by_name"`
+	ByID      int64           `db:"by_id"`
 	InputID   string          `db:"input_id"`
 	Response  json.RawMessage `db:"response"`
 	CreatedAt time.Time       `db:"created_at"`
@@ -30,15 +31,15 @@ const (
 	LineAnswer = "answer"
 )
 
-const lineColumns = `id, session_id, kind, text, by_name, input_id, response, created_at`
+const lineColumns = `id, session_id, kind, text, by_name, by_id, input_id, response, created_at`
 
 // KeepInLine saves a prompt or an answer that waits in line on this
 // replica and returns its id.
 func (s *Store) KeepInLine(ctx context.Context, it LineItem) (int64, error) {
 	var id int64
-	err := s.pool.QueryRow(ctx, `INSERT INTO session_line (session_id, replica_id, kind, text, by_name, input_id, response)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`,
-		it.SessionID, s.replica, it.Kind, it.Text, it.By, it.InputID, nullJSON(it.Response)).Scan(&id)
+	err := s.pool.QueryRow(ctx, `INSERT INTO session_line (session_id, replica_id, kind, text, by_name, by_id, input_id, response)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+		it.SessionID, s.replica, it.Kind, it.Text, it.By, it.ByID, it.InputID, nullJSON(it.Response)).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("keep a %s of session %s in line: %w", it.Kind, it.SessionID, err)
 	}

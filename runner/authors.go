@@ -1,0 +1,121 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Author is who sent a turn: the name the page shows and the member's user
+// id (0 = nobody's in particular: an older queued turn, a test).
+type Author struct {
+	Name string
+	ID   int64
+}
+
+// ErrNotAllowed refuses a turn whose author may no longer send turns in
+// the session's project (removed, or made a viewer, since sending it).
+var ErrNotAllowed = errors.New("the sender may no longer send messages in this project")
+
+// authors tracks whose turns a run's process has, so that a member who
+// loses the right to prompt (removed from the project, made a viewer) has
+// no turn of theirs run on: the running one is interrupted at once, and
+// one the CLI queued behind it as soon as it starts. Owned by the loop.
+type authors struct {
+	// mayPrompt says whether the user may send turns in the project now;
+	// nil = anyone may (Options.MayPrompt).
+	mayPrompt func(ctx context.Context, userID int64) (bool, error)
+	inFlight  []turnAuthor     // turns written and not yet ended, oldest first
+	barred    map[int64]string // users found unable to prompt → their name
+	next      int              // numbers turns written
+	stopped   int              // the number of the turn last interrupted for its author
+}
+
+type turnAuthor struct {
+	Author
+	n int
+}
+
+// allowed says whether by may send a turn now. A database that cannot
+// answer does not hold the turn up: its sender was allowed when they sent it.
+func (r *Run) allowed(ctx context.Context, by Author) bool {
+	if r.mayPrompt == nil || by.ID == 0 {
+		return true
+	}
+	ok, err := r.mayPrompt(ctx, by.ID)
+	if err != nil {
+		r.log.Warn("check that the sender may still prompt", "user_id", by.ID, "err", err)
+		return true
+	}
+	if !ok {
+		r.noteBarred(by)
+	}
+	return ok
+}
+
+func (r *Run) noteBarred(by Author) {
+	if r.barred == nil {
+		r.barred = map[int64]string{}
+	}
+	r.barred[by.ID] = by.Name
+}
+
+// turnWritten notes the author of a turn just written to stdin.
+func (r *Run) turnWritten(by Author) {
+	r.next++
+	r.inFlight = append(r.inFlight, turnAuthor{Author: by, n: r.next})
+}
+
+// turnFinished notes that the oldest turn ended; the next one, should its
+// author have been barred meanwhile, is stopped as it starts.
+func (r *Run) turnFinished(ctx context.Context) {
+	if len(r.inFlight) > 0 {
+		r.inFlight = r.inFlight[1:]
+	}
+	r.stopBarredTurn(ctx)
+}
+
+// stopBarredTurn interrupts the running turn if its author is barred.
+func (r *Run) stopBarredTurn(ctx context.Context) {
+	if len(r.inFlight) == 0 || r.stopping {
+		return
+	}
+	cur := r.inFlight[0]
+	if _, barred := r.barred[cur.ID]; !barred || cur.ID == 0 || r.stopped == cur.n {
+		return
+	}
+	r.stopped = cur.n
+	r.notice(ctx, "warn", fmt.Sprintf("Parley stopped %s's turn: %s may no longer send messages in this project.",
+		cur.Name, cur.Name))
+	if err := r.interrupt(ctx, "Parley"); err != nil {
+		r.log.Error("interrupt the turn of a member who lost access", "user_id", cur.ID, "err", err)
+	}
+}
+
+// checkAuthorsCmd has the run ask again whether the authors of its turns
+// may still prompt (a member was removed or their role changed).
+type checkAuthorsCmd struct{}
+
+func (checkAuthorsCmd) run(ctx context.Context, r *Run) error {
+	seen := map[int64]bool{}
+	for _, t := range r.inFlight {
+		if t.ID != 0 && !seen[t.ID] {
+			seen[t.ID] = true
+			r.allowed(ctx, t.Author)
+		}
+	}
+	r.stopBarredTurn(ctx)
+	return nil
+}
+
+// CheckAuthors has every live run check that the authors of its turns may
+// still send them, and stop the running turn of one who may not. Called
+// when project membership changes; it returns at once.
+func (s *Supervisor) CheckAuthors() {
+	for _, r := range s.liveRuns() {
+		if r.mayPrompt == nil {
+			continue
+		}
+		s.wg.Go(func() { r.post(checkAuthorsCmd{}) })
+	}
+}
