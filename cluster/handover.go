@@ -90,13 +90,13 @@ func (n *Node) handedOver(payload string) {
 	if owner != n.id {
 		return // another replica was first
 	}
+	defer n.replayLine(ctx, sessionID) // what waited in line there, in order
 	if err := n.Supervisor.Resume(ctx, sessionID, n.Starter(sessionID)); err != nil {
 		n.Log.Error("resume a session handed over", "session_id", sessionID, "from", from, "err", err)
 		return
 	}
 	n.Log.Info("took over a session from a replica that shut down", "session_id", sessionID, "from", from)
 	n.TakenOver(1)
-	n.replayLine(ctx, sessionID) // what waited in line there, in order
 }
 
 // drained says local work failed because this replica is shutting down:

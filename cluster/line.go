@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"parley/runner"
 	"parley/store"
@@ -30,7 +31,9 @@ func (l line) Keep(ctx context.Context, sessionID string, w runner.QueuedWork) (
 	return l.st.KeepInLine(ctx, it)
 }
 
-func (l line) Left(ctx context.Context, id int64) error { return l.st.LeftLine(ctx, id) }
+func (l line) Left(ctx context.Context, id int64) (bool, error) { return l.st.LeftLine(ctx, id) }
+
+func (l line) Release(ctx context.Context, id int64) error { return l.st.ReleaseLine(ctx, id) }
 
 // queuedWork is the runner's view of a kept line item.
 func queuedWork(it store.LineItem) (runner.QueuedWork, error) {
@@ -44,10 +47,11 @@ func queuedWork(it store.LineItem) (runner.QueuedWork, error) {
 	return w, nil
 }
 
-// deliverLine sends on the prompts and answers that waited in line on
-// replicas that stopped (or shut down with no other replica to take
-// them), session by session, each under this replica's lease. Sessions a
-// live replica holds are left to it.
+// deliverLine sends on the prompts and answers no live replica serves
+// (left by replicas that stopped or shut down, or released for later),
+// session by session, each under this replica's lease; it runs at start and
+// on every heartbeat. A session another live replica holds is left to it:
+// its next heartbeat, or its next message, sends them on (afterLine).
 func (n *Node) deliverLine(ctx context.Context) {
 	ids, err := n.Store.SessionsWithOrphanedLine(ctx)
 	if err != nil {
@@ -66,12 +70,33 @@ func (n *Node) deliverLine(ctx context.Context) {
 	}
 }
 
-// replayLine sends the session's orphaned line items on, in order, on this
-// replica, which holds the session's lease. One that cannot go now (this
-// replica began to shut down) stays for the next replica, with those after it.
+// afterLine does a prompt or an answer for a session this replica owns
+// after what was left in line for the session, so that nothing overtakes
+// it.
+func (n *Node) afterLine(ctx context.Context, sessionID string, do func() error) error {
+	unlock := n.lines.lock(sessionID)
+	defer unlock()
+	if has, err := n.Store.HasOrphanedLine(ctx, sessionID); err != nil {
+		n.Log.Warn("look for prompts left in line", "session_id", sessionID, "err", err)
+	} else if has {
+		n.sendLine(ctx, sessionID)
+	}
+	return do()
+}
+
+// replayLine sends the session's orphaned line items on (sendLine).
 func (n *Node) replayLine(ctx context.Context, sessionID string) {
-	ctx, cancel := context.WithTimeout(ctx, handoverWait)
-	defer cancel()
+	unlock := n.lines.lock(sessionID)
+	defer unlock()
+	n.sendLine(ctx, sessionID)
+}
+
+// sendLine sends the session's orphaned line items on, in order, on this
+// replica, which holds the session's lease and the session's lock. When
+// one cannot go now, it and those after it stay in line: for the replica
+// that takes the session next when this one drains, else released, for
+// the next heartbeat.
+func (n *Node) sendLine(ctx context.Context, sessionID string) {
 	items, err := n.Store.ClaimLine(ctx, sessionID)
 	if err != nil {
 		n.Log.Error("claim prompts and answers left in line", "session_id", sessionID, "err", err)
@@ -80,25 +105,72 @@ func (n *Node) replayLine(ctx context.Context, sessionID string) {
 	if len(items) == 0 {
 		return
 	}
-	n.Log.Info("sending on prompts and answers left in line by a replica that stopped",
-		"session_id", sessionID, "items", len(items))
+	n.Log.Info("sending on prompts and answers left in line", "session_id", sessionID, "items", len(items))
 	start := n.Starter(sessionID)
-	for _, it := range items {
+	for i, it := range items {
 		w, err := queuedWork(it)
 		if err != nil { // it can never be sent
 			n.Log.Error("drop a line item", "session_id", sessionID, "line", it.ID, "err", err)
-			err = n.Store.LeftLine(ctx, it.ID)
+			_, err = n.Store.LeftLine(ctx, it.ID)
 		} else {
-			err = n.Supervisor.Replay(ctx, sessionID, start, w)
+			ictx, cancel := context.WithTimeout(ctx, handoverWait)
+			err = n.Supervisor.Replay(ictx, sessionID, start, w)
+			cancel()
 		}
 		switch {
 		case errors.Is(err, runner.ErrNotPending) || errors.Is(err, runner.ErrNotFound):
-			n.Log.Info("an answer left in line was dropped: its ask is closed", "session_id", sessionID,
-				"input_id", w.InputID, "err", err)
+			n.Log.Info("a line item was dropped: its ask is closed", "session_id", sessionID, "line", it.ID, "err", err)
 		case errors.Is(err, runner.ErrDraining):
-			return // the rest stays in line, for the replica that takes the session next
+			return // the rest is handed over with the session, or left when this replica leaves
+		case runner.RetryLater(err):
+			n.Log.Warn("prompts and answers left in line could not be sent now; trying again later",
+				"session_id", sessionID, "err", err)
+			ids := make([]int64, 0, len(items)-i)
+			for _, it := range items[i:] {
+				ids = append(ids, it.ID)
+			}
+			if err := n.Store.ReleaseLine(context.WithoutCancel(ctx), ids...); err != nil {
+				n.Log.Error("release prompts and answers left in line", "session_id", sessionID, "err", err)
+			}
+			return
 		case err != nil:
 			n.Log.Error("send on a prompt or an answer left in line", "session_id", sessionID, "line", it.ID, "err", err)
 		}
+	}
+}
+
+// sessionLocks serialise, per session, sending on what was left in line
+// with the session's new prompts and answers.
+type sessionLocks struct {
+	mu sync.Mutex
+	m  map[string]*sessionLock
+}
+
+type sessionLock struct {
+	sync.Mutex
+	users int
+}
+
+// lock locks the session's lock and returns what unlocks it.
+func (l *sessionLocks) lock(sessionID string) (unlock func()) {
+	l.mu.Lock()
+	if l.m == nil {
+		l.m = map[string]*sessionLock{}
+	}
+	sl := l.m[sessionID]
+	if sl == nil {
+		sl = &sessionLock{}
+		l.m[sessionID] = sl
+	}
+	sl.users++
+	l.mu.Unlock()
+	sl.Lock()
+	return func() {
+		sl.Unlock()
+		l.mu.Lock()
+		if sl.users--; sl.users == 0 {
+			delete(l.m, sessionID)
+		}
+		l.mu.Unlock()
 	}
 }

@@ -68,6 +68,7 @@ type Node struct {
 	// outbox holds the viewer lists to signal, by session (signal.go).
 	outbox     map[string]viewers
 	outboxKick chan struct{}
+	lines      sessionLocks // line.go
 }
 
 type waiter struct {
@@ -219,12 +220,12 @@ func (n *Node) heartbeat(ctx context.Context) {
 		}
 		return
 	}
+	defer n.deliverLine(ctx) // what waited in line where nobody serves it now
 	if len(dead) > 0 {
 		n.Log.Info("replicas stopped; their sessions are free for any replica", "replicas", dead, "sessions", sessions)
 		n.TakenOver(sessions)
 		n.ownersGone(dead)
 		n.deliverOwed(ctx)
-		n.deliverLine(ctx)
 		n.sweepLapsed(dead)
 		for _, id := range dead {
 			n.local().RemoteViewers(id, "", nil, false)

@@ -37,7 +37,7 @@ type request struct {
 // starts the process.
 func (n *Node) Prompt(ctx context.Context, sessionID string, start runner.Starter, text string, by runner.Author) error {
 	return n.route(ctx, sessionID, true, kindPrompt, request{Text: text, By: by.Name, ByID: by.ID}, func() error {
-		return n.Supervisor.Prompt(ctx, sessionID, start, text, by)
+		return n.afterLine(ctx, sessionID, func() error { return n.Supervisor.Prompt(ctx, sessionID, start, text, by) })
 	})
 }
 
@@ -45,7 +45,7 @@ func (n *Node) Prompt(ctx context.Context, sessionID string, start runner.Starte
 // owner. Exactly one answer resolves an ask (the store decides).
 func (n *Node) Answer(ctx context.Context, sessionID string, start runner.Starter, inputID string, resp runner.Response) error {
 	return n.route(ctx, sessionID, true, kindAnswer, request{InputID: inputID, Resp: resp}, func() error {
-		return n.Supervisor.Answer(ctx, sessionID, start, inputID, resp)
+		return n.afterLine(ctx, sessionID, func() error { return n.Supervisor.Answer(ctx, sessionID, start, inputID, resp) })
 	})
 }
 
@@ -231,9 +231,13 @@ func (n *Node) serveRequest(id int64) {
 	start := n.Starter(r.SessionID)
 	switch r.Kind {
 	case kindPrompt:
-		err = n.Supervisor.Prompt(ctx, r.SessionID, start, req.Text, runner.Author{Name: req.By, ID: req.ByID})
+		err = n.afterLine(ctx, r.SessionID, func() error {
+			return n.Supervisor.Prompt(ctx, r.SessionID, start, req.Text, runner.Author{Name: req.By, ID: req.ByID})
+		})
 	case kindAnswer:
-		err = n.Supervisor.Answer(ctx, r.SessionID, start, req.InputID, req.Resp)
+		err = n.afterLine(ctx, r.SessionID, func() error {
+			return n.Supervisor.Answer(ctx, r.SessionID, start, req.InputID, req.Resp)
+		})
 	case kindInterrupt:
 		err = n.Supervisor.Interrupt(ctx, r.SessionID, req.By)
 	default:

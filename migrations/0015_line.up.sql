@@ -1,10 +1,12 @@
 -- Prompts and answers that wait in line for a free claude slot are kept
 -- here until their run has them, so a restart, a crash or a shutdown with
 -- no other replica loses none. replica_id is the replica that serves the
--- row; '' when a replica that shut down released it. A row whose replica
--- is gone (or '') is taken by the next replica to lease its session, which
--- sends it to Claude in order (id). A prompt's event names its row
--- (payload->>'line'), so a row Claude already had is never sent twice.
+-- row; '' once released (by a drain that handed its session over, or for
+-- a later try). A row whose replica is gone (or '') is claimed by a replica
+-- that leases its session (at start, on a heartbeat, or on the session's
+-- next message), which sends it on in order (id). A prompt's event names
+-- its row (payload->>'line'): a row whose prompt was recorded as sent
+-- before a crash is dropped, not sent twice.
 CREATE TABLE session_line (
     id         bigserial PRIMARY KEY,
     session_id uuid NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,

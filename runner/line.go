@@ -32,8 +32,12 @@ type LineStore interface {
 	// Keep saves work that waits in line for the session; it returns the
 	// item's id.
 	Keep(ctx context.Context, sessionID string, w QueuedWork) (int64, error)
-	// Left removes an item its run has had, or that failed for good.
-	Left(ctx context.Context, id int64) error
+	// Left removes an item its run has had, or that failed for good, if
+	// this replica still serves it (ours).
+	Left(ctx context.Context, id int64) (ours bool, err error)
+	// Release gives up an item that could not be sent now (a timeout, the
+	// database away): a replica sends it on later.
+	Release(ctx context.Context, id int64) error
 }
 
 // lineWrite bounds one write of the kept line.
@@ -46,7 +50,8 @@ func (s *Supervisor) keepInLine(ctx context.Context, sessionID string, w *Queued
 	if s.line == nil || w == nil || w.Line != 0 {
 		return false, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, lineWrite)
+	// Once saved it is kept, whatever the caller does meanwhile.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lineWrite)
 	defer cancel()
 	id, err := s.line.Keep(ctx, sessionID, *w)
 	if err != nil {
@@ -56,9 +61,11 @@ func (s *Supervisor) keepInLine(ctx context.Context, sessionID string, w *Queued
 	return true, nil
 }
 
-// leftLine removes w's item once w has reached its run (err nil) or
-// failed for good. Work a drain or a shutdown keeps from its run stays:
-// it goes on from there.
+// leftLine settles w's kept item after an attempt to send w ended with
+// err. Sent (nil) or failed for good, it leaves the line. Kept from its run
+// by a drain or a shutdown, it stays: it goes on with its session, or when
+// this replica has left. Not sent for now (a timeout, the database away),
+// it is released, for a replica to send on later.
 func (s *Supervisor) leftLine(w *QueuedWork, err error) {
 	if s.line == nil || w == nil || w.Line == 0 ||
 		errors.Is(err, ErrDraining) || errors.Is(err, errClosed) || s.ctx.Err() != nil {
@@ -66,11 +73,22 @@ func (s *Supervisor) leftLine(w *QueuedWork, err error) {
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, lineWrite)
 	defer cancel()
-	if lerr := s.line.Left(ctx, w.Line); lerr != nil {
-		// Kept, it would be sent again after a restart, unless its prompt
-		// event shows it arrived (store.ClaimLine).
+	if RetryLater(err) {
+		if lerr := s.line.Release(ctx, w.Line); lerr != nil {
+			s.log.Error("release a prompt or an answer in the kept line", "line", w.Line, "err", lerr)
+		}
+		return
+	}
+	if _, lerr := s.line.Left(ctx, w.Line); lerr != nil {
+		// Kept, it would be sent again after a restart, unless it is a
+		// prompt whose event is in the log (store.ClaimLine).
 		s.log.Error("remove a prompt or an answer from the kept line", "line", w.Line, "err", lerr)
 	}
+}
+
+// RetryLater says a send failed for now only: it may succeed later.
+func RetryLater(err error) bool {
+	return errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) || errors.Is(err, ErrUnavailable)
 }
 
 // Replay gives the session's run a prompt or an answer that waited in

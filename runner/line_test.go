@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"maps"
@@ -16,10 +17,11 @@ import (
 
 // memLine is a LineStore in memory; fail makes Keep fail.
 type memLine struct {
-	mu    sync.Mutex
-	next  int64
-	items map[int64]QueuedWork
-	fail  error
+	mu       sync.Mutex
+	next     int64
+	items    map[int64]QueuedWork
+	released []int64
+	fail     error
 }
 
 func (l *memLine) Keep(_ context.Context, _ string, w QueuedWork) (int64, error) {
@@ -33,10 +35,18 @@ func (l *memLine) Keep(_ context.Context, _ string, w QueuedWork) (int64, error)
 	return l.next, nil
 }
 
-func (l *memLine) Left(_ context.Context, id int64) error {
+func (l *memLine) Left(_ context.Context, id int64) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	_, ours := l.items[id]
 	delete(l.items, id)
+	return ours, nil
+}
+
+func (l *memLine) Release(_ context.Context, id int64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.released = append(l.released, id)
 	return nil
 }
 
@@ -49,8 +59,9 @@ func (l *memLine) kept() []int64 {
 // TestLineKeepsWhatWaits: prompts and answers that wait in line for the
 // only slot are kept; a drain hands them over with their kept items (which
 // stay, for whoever takes the session); work whose process could not start
-// leaves the line (the page says so); and work that cannot be kept is
-// refused with a clear error, never taken in silently.
+// leaves the line (the page says so), unless only for now (the database
+// away): then it is released for a later try; and work that cannot be kept
+// is refused with a clear error, never taken in silently.
 func TestLineKeepsWhatWaits(t *testing.T) {
 	line := &memLine{items: map[int64]QueuedWork{}}
 	newSup := func() *Supervisor {
@@ -95,6 +106,30 @@ func TestLineKeepsWhatWaits(t *testing.T) {
 	}
 	if k := line.kept(); len(k) != 1 || k[0] != 3 {
 		t.Errorf("kept %v after the drain, want item 3 still: the next owner sends it", k)
+	}
+
+	sup = newSup()
+	away := func(context.Context) (Options, error) {
+		return Options{}, fmt.Errorf("%w: read the log", ErrUnavailable)
+	}
+	if err := sup.Prompt(ctx, "s4", away, "fourth", Author{Name: "Ed"}); err != nil {
+		t.Fatal(err)
+	}
+	sup.releaseSlot()
+	waitFor := func(what string, ok func() bool) {
+		for deadline := time.Now().Add(10 * time.Second); !ok(); time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal(what)
+			}
+		}
+	}
+	waitFor("the item of a prompt whose process could not start for now was not released", func() bool {
+		line.mu.Lock()
+		defer line.mu.Unlock()
+		return len(line.released) == 1 && line.released[0] == 4
+	})
+	if !slices.Contains(line.kept(), 4) {
+		t.Error("the released item was removed: it must stay for a later try")
 	}
 
 	sup = newSup()

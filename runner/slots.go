@@ -225,7 +225,14 @@ func (s *Supervisor) enqueue(ctx context.Context, sessionID string, start Starte
 	}
 	w, isNew, err := s.slots.enqueue(sessionID, start, f, qw)
 	if err != nil && kept {
-		s.leftLine(qw, nil) // refused: it goes elsewhere, whole
+		// Refused (the drain took the line meanwhile): it goes elsewhere,
+		// whole, unless the drain handed it over with its session already.
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lineWrite)
+		ours, lerr := s.line.Left(lctx, qw.Line)
+		cancel()
+		if lerr == nil && !ours {
+			return nil
+		}
 	}
 	if err != nil || !isNew {
 		return err

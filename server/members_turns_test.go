@@ -37,6 +37,17 @@ func (e *env) interrupts(sessionID string) []string {
 	return by
 }
 
+// interruptsStay checks for a second that the session has n interrupts
+// and no more: a membership change (just made) stopped no other turn.
+func (e *env) interruptsStay(sessionID string, n int, what string) {
+	e.t.Helper()
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if got := e.interrupts(sessionID); len(got) != n {
+			e.t.Fatalf("%s: interrupts %v", what, got)
+		}
+	}
+}
+
 // TestRemovedMemberTurnStops: a member removed from the project has no
 // turn of theirs run on. Bob's running turn is stopped the moment he is
 // removed (Carol's removal before leaves it alone), the process survives
@@ -63,12 +74,7 @@ func TestRemovedMemberTurnStops(t *testing.T) {
 	wo.waitFor(60*time.Second, "Bob&#39;s long job")
 
 	e.removeMember(olive, carol)
-	// Carol started nothing: Bob's turn runs on.
-	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if got := e.interrupts(s.ID); len(got) != 0 {
-			t.Fatalf("removing Carol stopped a turn: %v", got)
-		}
-	}
+	e.interruptsStay(s.ID, 0, "removing Carol, who started nothing, stopped Bob's turn")
 
 	began := time.Now()
 	e.removeMember(olive, bob)
@@ -87,11 +93,7 @@ func TestRemovedMemberTurnStops(t *testing.T) {
 	wd.prompt("Dave's work")
 	wo.waitFor(10*time.Second, "Dave&#39;s work")
 	e.removeMember(olive, dave)
-	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if got := e.interrupts(s.ID); len(got) != 1 {
-			t.Fatalf("removing Dave, whose turn waits, stopped the owner's turn: %v", got)
-		}
-	}
+	e.interruptsStay(s.ID, 1, "removing Dave, whose turn waits, stopped the owner's turn")
 	close(owners)
 	wo.waitFor(60*time.Second, "Parley stopped Dave&#39;s turn: Dave may no longer send messages in this project.")
 	waitUntil(t, 10*time.Second, "Dave's turn interrupted", func() bool { return len(e.interrupts(s.ID)) == 2 })

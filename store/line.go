@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -46,12 +47,37 @@ func (s *Store) KeepInLine(ctx context.Context, it LineItem) (int64, error) {
 	return id, nil
 }
 
-// LeftLine removes an item its run has had (or that failed for good).
-func (s *Store) LeftLine(ctx context.Context, id int64) error {
-	if _, err := s.pool.Exec(ctx, `DELETE FROM session_line WHERE id = $1`, id); err != nil {
-		return fmt.Errorf("remove line item %d: %w", id, err)
+// LeftLine removes an item its run has had (or that failed for good), if
+// this replica still serves it; ours is false when it does not (a drain
+// released it, or another replica claimed it): then it is not removed.
+func (s *Store) LeftLine(ctx context.Context, id int64) (ours bool, err error) {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM session_line WHERE id = $1 AND replica_id = $2`, id, s.replica)
+	if err != nil {
+		return false, fmt.Errorf("remove line item %d: %w", id, err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// ReleaseLine gives up items this replica could not send now (a timeout,
+// the database away): any replica, this one too, sends them on later
+// (SessionsWithOrphanedLine).
+func (s *Store) ReleaseLine(ctx context.Context, ids ...int64) error {
+	if _, err := s.pool.Exec(ctx, `UPDATE session_line SET replica_id = '' WHERE id = ANY($1) AND replica_id = $2`,
+		ids, s.replica); err != nil {
+		return fmt.Errorf("release line items %v: %w", ids, err)
 	}
 	return nil
+}
+
+// HasOrphanedLine says whether the session has line items no live replica serves.
+func (s *Store) HasOrphanedLine(ctx context.Context, sessionID string) (bool, error) {
+	var has bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM session_line l WHERE l.session_id = $1 AND `+orphaned+`)`,
+		sessionID).Scan(&has)
+	if err != nil {
+		return false, fmt.Errorf("line of session %s: %w", sessionID, err)
+	}
+	return has, nil
 }
 
 // orphaned matches the line items no live replica serves: released by a
@@ -72,9 +98,10 @@ func (s *Store) SessionsWithOrphanedLine(ctx context.Context) ([]string, error) 
 }
 
 // ClaimLine makes this replica the server of the session's orphaned line
-// items and returns them in the order they were given. A prompt the log
-// shows Claude already had (its prompt event names the item) is removed
-// instead: a crash came between the two writes.
+// items and returns them in the order they were given. A prompt whose
+// event is in the log (it names the item) was written to Claude's stdin
+// before a crash kept its item from leaving: it is removed instead of
+// being sent twice.
 func (s *Store) ClaimLine(ctx context.Context, sessionID string) ([]LineItem, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
@@ -83,7 +110,7 @@ func (s *Store) ClaimLine(ctx context.Context, sessionID string) ([]LineItem, er
 	defer tx.Rollback(ctx)
 	if _, err := tx.Exec(ctx, `DELETE FROM session_line l WHERE l.session_id = $1 AND l.kind = 'prompt' AND `+orphaned+`
 		AND EXISTS (SELECT 1 FROM events e WHERE e.session_id = l.session_id AND e.type = 'prompt'
-			AND e.created_at >= l.created_at AND e.payload->>'line' = l.id::text)`, sessionID); err != nil {
+			AND e.payload->>'line' = l.id::text)`, sessionID); err != nil {
 		return nil, fmt.Errorf("claim the line of session %s: drop delivered prompts: %w", sessionID, err)
 	}
 	rows, _ := tx.Query(ctx, `UPDATE session_line l SET replica_id = $2 WHERE l.session_id = $1 AND `+orphaned+`
@@ -95,7 +122,7 @@ func (s *Store) ClaimLine(ctx context.Context, sessionID string) ([]LineItem, er
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("claim the line of session %s: commit: %w", sessionID, err)
 	}
-	slices.SortFunc(items, func(a, b LineItem) int { return int(a.ID - b.ID) })
+	slices.SortFunc(items, func(a, b LineItem) int { return cmp.Compare(a.ID, b.ID) })
 	return items, nil
 }
 

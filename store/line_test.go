@@ -43,8 +43,8 @@ func TestLineOutlivesItsReplica(t *testing.T) {
 	had := keep(store.LineItem{SessionID: s1.ID, Kind: store.LinePrompt, Text: "had", By: "Bob"})
 	last := keep(store.LineItem{SessionID: s1.ID, Kind: store.LinePrompt, Text: "last", By: "Bob"})
 	gone := keep(store.LineItem{SessionID: s2.ID, Kind: store.LinePrompt, Text: "sent", By: "Ann"})
-	if err := a.LeftLine(t.Context(), gone); err != nil {
-		t.Fatal(err)
+	if ours, err := a.LeftLine(t.Context(), gone); err != nil || !ours {
+		t.Fatalf("A removes its own item: %v, %v", ours, err)
 	}
 	// A crash came between "had" reaching Claude and its item leaving.
 	p, _ := json.Marshal(map[string]any{"text": "had", "by": "Bob", "line": had})
@@ -95,6 +95,20 @@ func TestLineOutlivesItsReplica(t *testing.T) {
 	left, err := b.LineOf(t.Context(), s1.ID)
 	if err != nil || len(left) != 3 {
 		t.Fatalf("s1's line %v, %v; want the 3 claimed", left, err)
+	}
+	// A, back from a pause, may not remove what B serves now.
+	if ours, err := a.LeftLine(t.Context(), first); err != nil || ours {
+		t.Fatalf("A removes B's item: ours %v, %v; want refused", ours, err)
+	}
+	// B could not send the last one now: it is anyone's again.
+	if err := b.ReleaseLine(t.Context(), last); err != nil {
+		t.Fatal(err)
+	}
+	if has, err := b.HasOrphanedLine(t.Context(), s1.ID); err != nil || !has {
+		t.Fatalf("after B released an item: orphaned %v, %v; want true", has, err)
+	}
+	if again, err := b.ClaimLine(t.Context(), s1.ID); err != nil || len(again) != 1 || again[0].ID != last {
+		t.Fatalf("claim after the release: %v, %v; want the released item", again, err)
 	}
 
 	// B hands s1 over: its items are anyone's at once.
