@@ -90,7 +90,7 @@ func (n *Node) handedOver(payload string) {
 	if owner != n.id {
 		return // another replica was first
 	}
-	defer n.replayLine(ctx, sessionID) // what waited in line there, in order
+	defer n.replayLine(context.WithoutCancel(ctx), sessionID) // what waited in line there, in order (each item has its own deadline)
 	if err := n.Supervisor.Resume(ctx, sessionID, n.Starter(sessionID)); err != nil {
 		n.Log.Error("resume a session handed over", "session_id", sessionID, "from", from, "err", err)
 		return

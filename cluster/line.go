@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"parley/runner"
 	"parley/store"
@@ -74,7 +75,10 @@ func (n *Node) deliverLine(ctx context.Context) {
 // after what was left in line for the session, so that nothing overtakes
 // it.
 func (n *Node) afterLine(ctx context.Context, sessionID string, do func() error) error {
-	unlock := n.lines.lock(sessionID)
+	unlock, err := n.lines.lock(ctx, sessionID)
+	if err != nil {
+		return err
+	}
 	defer unlock()
 	if has, err := n.Store.HasOrphanedLine(ctx, sessionID); err != nil {
 		n.Log.Warn("look for prompts left in line", "session_id", sessionID, "err", err)
@@ -86,7 +90,10 @@ func (n *Node) afterLine(ctx context.Context, sessionID string, do func() error)
 
 // replayLine sends the session's orphaned line items on (sendLine).
 func (n *Node) replayLine(ctx context.Context, sessionID string) {
-	unlock := n.lines.lock(sessionID)
+	unlock, err := n.lines.lock(ctx, sessionID)
+	if err != nil {
+		return // the line stays; the next heartbeat sends it on
+	}
 	defer unlock()
 	n.sendLine(ctx, sessionID)
 }
@@ -97,7 +104,9 @@ func (n *Node) replayLine(ctx context.Context, sessionID string) {
 // that takes the session next when this one drains, else released, for
 // the next heartbeat.
 func (n *Node) sendLine(ctx context.Context, sessionID string) {
-	items, err := n.Store.ClaimLine(ctx, sessionID)
+	cctx, cancel := context.WithTimeout(ctx, lineClaimWait)
+	items, err := n.Store.ClaimLine(cctx, sessionID)
+	cancel()
 	if err != nil {
 		n.Log.Error("claim prompts and answers left in line", "session_id", sessionID, "err", err)
 		return
@@ -129,7 +138,10 @@ func (n *Node) sendLine(ctx context.Context, sessionID string) {
 			for _, it := range items[i:] {
 				ids = append(ids, it.ID)
 			}
-			if err := n.Store.ReleaseLine(context.WithoutCancel(ctx), ids...); err != nil {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lineClaimWait)
+			err := n.Store.ReleaseLine(rctx, ids...)
+			cancel()
+			if err != nil {
 				n.Log.Error("release prompts and answers left in line", "session_id", sessionID, "err", err)
 			}
 			return
@@ -139,6 +151,9 @@ func (n *Node) sendLine(ctx context.Context, sessionID string) {
 	}
 }
 
+// lineClaimWait bounds one claim or release of a session's line.
+const lineClaimWait = 10 * time.Second
+
 // sessionLocks serialise, per session, sending on what was left in line
 // with the session's new prompts and answers.
 type sessionLocks struct {
@@ -147,30 +162,36 @@ type sessionLocks struct {
 }
 
 type sessionLock struct {
-	sync.Mutex
-	users int
+	held  chan struct{} // holds a value while locked
+	users int           // under sessionLocks.mu
 }
 
-// lock locks the session's lock and returns what unlocks it.
-func (l *sessionLocks) lock(sessionID string) (unlock func()) {
+// lock locks the session's lock, or gives up when ctx ends first; unlock
+// unlocks it.
+func (l *sessionLocks) lock(ctx context.Context, sessionID string) (unlock func(), err error) {
 	l.mu.Lock()
 	if l.m == nil {
 		l.m = map[string]*sessionLock{}
 	}
 	sl := l.m[sessionID]
 	if sl == nil {
-		sl = &sessionLock{}
+		sl = &sessionLock{held: make(chan struct{}, 1)}
 		l.m[sessionID] = sl
 	}
 	sl.users++
 	l.mu.Unlock()
-	sl.Lock()
-	return func() {
-		sl.Unlock()
+	done := func() {
 		l.mu.Lock()
 		if sl.users--; sl.users == 0 {
 			delete(l.m, sessionID)
 		}
 		l.mu.Unlock()
+	}
+	select {
+	case sl.held <- struct{}{}:
+		return func() { <-sl.held; done() }, nil
+	case <-ctx.Done():
+		done()
+		return nil, ctx.Err()
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 	"time"
+
+	"parley/store"
 )
 
 // Local is this replica's side of the signals: its browsers (the hub).
@@ -113,6 +115,16 @@ func (n *Node) AccessChanged(ctx context.Context) {
 	n.signal(ctx, signal{Kind: sigAccess})
 	n.local().Recheck()
 	n.Supervisor.CheckAuthors()
+}
+
+// SignalAccessChanged tells every replica that access changed outside
+// them (`parley user remove`): their sockets and runs check it at once.
+func SignalAccessChanged(ctx context.Context, st *store.Store) error {
+	b, err := json.Marshal(signal{From: "parley user", Kind: sigAccess})
+	if err != nil {
+		return err
+	}
+	return st.Signal(ctx, string(b))
 }
 
 func (n *Node) signal(ctx context.Context, s signal) {

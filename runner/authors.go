@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Author is who sent a turn: the name the page shows and the member's user
@@ -36,28 +37,40 @@ type turnAuthor struct {
 	n int
 }
 
-// allowed says whether by may send a turn now. A database that cannot
-// answer does not hold the turn up: its sender was allowed when they sent it.
+// mayPromptWait bounds one check, which runs on the loop.
+const mayPromptWait = 5 * time.Second
+
+// allowed says whether by may send a turn now, and notes the answer. A
+// database that cannot answer in time does not hold the turn up: its
+// sender was allowed when they sent it.
 func (r *Run) allowed(ctx context.Context, by Author) bool {
 	if r.mayPrompt == nil || by.ID == 0 {
 		return true
 	}
+	ctx, cancel := context.WithTimeout(ctx, mayPromptWait)
+	defer cancel()
 	ok, err := r.mayPrompt(ctx, by.ID)
 	if err != nil {
 		r.log.Warn("check that the sender may still prompt", "user_id", by.ID, "err", err)
 		return true
 	}
-	if !ok {
-		r.noteBarred(by)
+	if ok {
+		delete(r.barred, by.ID) // added back since
+		return true
 	}
-	return ok
-}
-
-func (r *Run) noteBarred(by Author) {
 	if r.barred == nil {
 		r.barred = map[int64]string{}
 	}
 	r.barred[by.ID] = by.Name
+	return false
+}
+
+// mustCheck says whether a turn by by is checked before it is written:
+// one that waited (in line for a slot, kept), or by someone found barred.
+// Others come straight from a page or a client that checked just now.
+func (r *Run) mustCheck(by Author, waited bool) bool {
+	_, barred := r.barred[by.ID]
+	return by.ID != 0 && (waited || barred)
 }
 
 // turnWritten notes the author of a turn just written to stdin.
@@ -97,6 +110,7 @@ func (r *Run) stopBarredTurn(ctx context.Context) {
 type checkAuthorsCmd struct{}
 
 func (checkAuthorsCmd) run(ctx context.Context, r *Run) error {
+	clear(r.barred) // whom to bar is decided again, from now
 	seen := map[int64]bool{}
 	for _, t := range r.inFlight {
 		if t.ID != 0 && !seen[t.ID] {
@@ -113,9 +127,8 @@ func (checkAuthorsCmd) run(ctx context.Context, r *Run) error {
 // when project membership changes; it returns at once.
 func (s *Supervisor) CheckAuthors() {
 	for _, r := range s.liveRuns() {
-		if r.mayPrompt == nil {
-			continue
+		if r.mayPrompt != nil {
+			go r.post(checkAuthorsCmd{}) // returns once the run has it, or has ended
 		}
-		s.wg.Go(func() { r.post(checkAuthorsCmd{}) })
 	}
 }

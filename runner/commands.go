@@ -47,7 +47,7 @@ type sentTurn struct {
 // whose author may no longer prompt (it waited while they were removed) is
 // not sent: the page says so.
 func (r *Run) turn(ctx context.Context, text string, by Author, line int64) error {
-	if !r.allowed(ctx, by) {
+	if r.mustCheck(by, line != 0) && !r.allowed(ctx, by) {
 		r.notice(ctx, "warn", fmt.Sprintf("Parley did not send %s's message: %s may no longer send messages in this project.",
 			by.Name, by.Name))
 		return ErrNotAllowed

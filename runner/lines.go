@@ -57,6 +57,7 @@ func (r *Run) handleLine(ctx context.Context, l Line) {
 		r.handleControlCancel(ctx, l.Raw)
 	case "result":
 		r.afterResult(ctx, l.Raw)
+		r.turnFinished(ctx) // after the result: a turn stopped next is logged after it
 	}
 }
 
@@ -85,7 +86,6 @@ func (r *Run) handleResult(ctx context.Context, raw json.RawMessage) {
 	r.outcome = res.outcome()
 	r.turnEnded()
 	r.changeSession(ctx, SessionChange{Status: r.status(), CostUSD: cost, Turns: res.NumTurns})
-	r.turnFinished(ctx)
 }
 
 // status is the session status the run's state implies.

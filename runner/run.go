@@ -132,6 +132,9 @@ func (r *Run) loop(ctx context.Context) {
 			if err := c.run(work, r); err != nil {
 				r.log.Debug("command failed", "err", err)
 			}
+			if _, bookkeeping := c.(checkAuthorsCmd); bookkeeping {
+				continue // no sign of life: the idle and stall timers run on
+			}
 			r.armIdle()
 			r.markIdle()
 			r.armStall()

@@ -230,8 +230,8 @@ func (s *Supervisor) enqueue(ctx context.Context, sessionID string, start Starte
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lineWrite)
 		ours, lerr := s.line.Left(lctx, qw.Line)
 		cancel()
-		if lerr == nil && !ours {
-			return nil
+		if lerr != nil || !ours {
+			return nil // it stays in line there, and is sent on from there
 		}
 	}
 	if err != nil || !isNew {
@@ -279,7 +279,7 @@ func (s *Supervisor) serveWaiter(w *waiter) {
 		if s.queueObs != nil {
 			s.queueObs.QueueChanged(w.sessionID, 0, s.slots.queued(), "Claude could not start: "+err.Error())
 		}
-		for _, j := range w.jobs { // the page said so: they are not kept
+		for _, j := range w.jobs { // the page said so: they leave the line, unless a later try may work
 			s.leftLine(j.work, err)
 		}
 		return

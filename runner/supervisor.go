@@ -97,9 +97,9 @@ type Options struct {
 	// limits of Parley's own (the CLI's --max-budget-usd may still apply).
 	BudgetCheck func(context.Context) string
 	// MayPrompt says whether the user may send turns in the session's
-	// project now: a turn is sent only if its author may, and a member who
-	// loses the right has their running turn stopped (CheckAuthors). nil =
-	// anyone may.
+	// project now: a turn that waited (in line for a slot) is not sent if
+	// its author may not, and a member who loses the right has their
+	// running turn stopped (CheckAuthors). nil = anyone may.
 	MayPrompt func(ctx context.Context, userID int64) (bool, error)
 	// ModelURL is the model gateway's base URL; with Config.Gateway set, the
 	// run's model traffic goes there with a token of its own.

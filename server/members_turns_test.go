@@ -50,14 +50,17 @@ func (e *env) interruptsStay(sessionID string, n int, what string) {
 
 // TestRemovedMemberTurnStops: a member removed from the project has no
 // turn of theirs run on. Bob's running turn is stopped the moment he is
-// removed (Carol's removal before leaves it alone), the process survives
-// and takes the owner's next turn; Dave's turn, queued in the CLI behind
-// the owner's when Dave is removed, leaves the owner's turn alone and is
-// stopped as it starts. Every page says whose turn Parley stopped, and why.
+// removed (Carol's removal before leaves it alone), and the process lives
+// on. Bob, added back, has his next turn run to its end, through another
+// membership change. Dave's turn, queued in the CLI behind the owner's
+// when Dave is removed, leaves the owner's turn alone and is stopped as it
+// starts (the CLI may drop it before it asks the model). Every page says
+// whose turn Parley stopped, and why.
 func TestRemovedMemberTurnStops(t *testing.T) {
-	bobs, owners, daves := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	bobs, bobsBack, owners, daves := make(chan struct{}), make(chan struct{}), make(chan struct{}), make(chan struct{})
 	e := newEnv(t, fakeapi.Scenario{
 		{Text: "Bob's long job", Hold: bobs},
+		{Text: "Bob is back", Hold: bobsBack},
 		{Text: "The owner's turn", Hold: owners},
 		{Text: "Dave's turn", Hold: daves},
 	}, envOptions{quiet: true})
@@ -66,6 +69,7 @@ func TestRemovedMemberTurnStops(t *testing.T) {
 	olive := e.member("olive@example.com", "Olive", "owner")
 	bob := e.member("bob@example.com", "Bob", "member")
 	carol := e.member("carol@example.com", "Carol", "member")
+	carol2 := e.member("carol2@example.com", "Carol Two", "member")
 	dave := e.member("dave@example.com", "Dave", "member")
 	s := e.newSession()
 	wo := e.dialAs(olive, s.ID, 0)
@@ -86,6 +90,20 @@ func TestRemovedMemberTurnStops(t *testing.T) {
 	}
 	wo.waitFor(30*time.Second, "interrupted") // the turn's end, as the page shows it
 
+	// Bob, added back, prompts again: his turn runs, through another
+	// membership change, to its end.
+	if err := e.st.SetMember(t.Context(), e.project.ID, bob.ID, "member"); err != nil {
+		t.Fatal(err)
+	}
+	wb2 := e.dialAs(bob, s.ID, 0)
+	wb2.prompt("back again")
+	wo.waitFor(60*time.Second, "Bob is back")
+	e.removeMember(olive, carol2)
+	e.interruptsStay(s.ID, 1, "a membership change after Bob was added back stopped his turn")
+	close(bobsBack)
+	waitUntil(t, 30*time.Second, "the end of Bob's turn after he was added back",
+		func() bool { return count(e.eventTypes(s.ID), "result") == 2 })
+
 	// The owner's turn runs; Dave's waits behind it in the CLI.
 	wo.prompt("the owner's work")
 	wo.waitFor(60*time.Second, "The owner&#39;s turn")
@@ -97,8 +115,8 @@ func TestRemovedMemberTurnStops(t *testing.T) {
 	close(owners)
 	wo.waitFor(60*time.Second, "Parley stopped Dave&#39;s turn: Dave may no longer send messages in this project.")
 	waitUntil(t, 10*time.Second, "Dave's turn interrupted", func() bool { return len(e.interrupts(s.ID)) == 2 })
-	waitUntil(t, 30*time.Second, "the ends of Bob's, the owner's and Dave's turns",
-		func() bool { return count(e.eventTypes(s.ID), "result") == 3 })
+	waitUntil(t, 30*time.Second, "the ends of Bob's two turns, the owner's and Dave's",
+		func() bool { return count(e.eventTypes(s.ID), "result") == 4 })
 }
 
 // TestRemovedMemberQueuedPromptIsNotSent: a prompt that waits in line for

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"parley/store"
 	"parley/store/pgtest"
@@ -102,9 +103,27 @@ func TestUserCommands(t *testing.T) {
 	if _, err := c.run("whatever pw\n", "user", "passwd", "nobody@example.com"); err == nil {
 		t.Error("passwd of an unknown user succeeded")
 	}
+	// Running servers hear of the removal at once (their sockets and runs
+	// check access).
+	signals, ready := make(chan string, 4), make(chan struct{})
+	lctx, stopListening := context.WithCancel(ctx)
+	defer stopListening()
+	go func() {
+		_ = st.Listen(lctx, []string{store.SignalsChannel}, func() { close(ready) },
+			func(_, payload string) { signals <- payload })
+	}()
+	<-ready
 	c.mustRun("", "user", "remove", "mo@example.com")
 	if _, err := st.UserByEmail(ctx, "mo@example.com"); err == nil {
 		t.Error("the removed user is still there")
+	}
+	select {
+	case p := <-signals:
+		if !strings.Contains(p, `"kind":"access"`) {
+			t.Errorf("user remove signalled %s, want an access change", p)
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("user remove did not tell running servers")
 	}
 	if _, err := c.run("", "user", "frobnicate", "x"); err == nil {
 		t.Error("an unknown user command succeeded")

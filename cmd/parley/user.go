@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/term"
 
+	"parley/cluster"
 	"parley/server"
 	"parley/store"
 )
@@ -106,6 +107,10 @@ func userCmd(ctx context.Context, args []string, getenv func(string) string, std
 			}
 			if err := st.DeleteUser(ctx, u.ID); err != nil {
 				return err
+			}
+			// Running replicas close the user's pages and stop their turns now.
+			if err := cluster.SignalAccessChanged(ctx, st); err != nil {
+				fmt.Fprintf(stderr, "warning: running Parley servers were not told at once: %v\n", err)
 			}
 			fmt.Fprintf(stdout, "removed %s\n", u.Email)
 			return nil
