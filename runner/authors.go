@@ -30,6 +30,10 @@ type authors struct {
 	barred    map[int64]string // users found unable to prompt → their name
 	next      int              // numbers turns written
 	stopped   int              // the number of the turn last interrupted for its author
+	// stopDue defers a check's stop until the output already read is
+	// handled: the running turn's result may be in it, and the interrupt
+	// would then stop the next turn, someone else's.
+	stopDue bool
 }
 
 type turnAuthor struct {
@@ -118,8 +122,21 @@ func (checkAuthorsCmd) run(ctx context.Context, r *Run) error {
 			r.allowed(ctx, t.Author)
 		}
 	}
+	if len(r.lines) > 0 {
+		r.stopDue = true
+		return nil
+	}
 	r.stopBarredTurn(ctx)
 	return nil
+}
+
+// stopIfDue does a stop a check deferred (stopDue), once the output read
+// by then is handled; it runs on the loop.
+func (r *Run) stopIfDue(ctx context.Context) {
+	if r.stopDue {
+		r.stopDue = false
+		r.stopBarredTurn(ctx)
+	}
 }
 
 // CheckAuthors has every live run check that the authors of its turns may

@@ -123,6 +123,7 @@ func (r *Run) loop(ctx context.Context) {
 			if r.handleLines(work, l, lines) {
 				lines = nil
 			}
+			r.stopIfDue(work)
 			r.armIdle()
 			r.markIdle()
 			if l.Type != "tool_progress" {
