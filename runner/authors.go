@@ -34,7 +34,13 @@ type authors struct {
 	// handled: the running turn's result may be in it, and the interrupt
 	// would then stop the next turn, someone else's.
 	stopDue bool
+	// unsure says a check could not be made (the database away): the
+	// check is made again after checkRetry.
+	unsure bool
 }
+
+// checkRetry is how long a check that could not be made waits to be made again.
+var checkRetry = 5 * time.Second
 
 type turnAuthor struct {
 	Author
@@ -56,6 +62,7 @@ func (r *Run) allowed(ctx context.Context, by Author) bool {
 	ok, err := r.mayPrompt(ctx, by.ID)
 	if err != nil {
 		r.log.Warn("check that the sender may still prompt", "user_id", by.ID, "err", err)
+		r.unsure = true
 		return true
 	}
 	if ok {
@@ -114,13 +121,16 @@ func (r *Run) stopBarredTurn(ctx context.Context) {
 type checkAuthorsCmd struct{}
 
 func (checkAuthorsCmd) run(ctx context.Context, r *Run) error {
-	clear(r.barred) // whom to bar is decided again, from now
+	r.unsure = false
 	seen := map[int64]bool{}
 	for _, t := range r.inFlight {
 		if t.ID != 0 && !seen[t.ID] {
 			seen[t.ID] = true
 			r.allowed(ctx, t.Author)
 		}
+	}
+	if r.unsure { // made again soon, until it can be made
+		time.AfterFunc(checkRetry, func() { r.post(checkAuthorsCmd{}) })
 	}
 	if len(r.lines) > 0 {
 		r.stopDue = true
