@@ -44,7 +44,8 @@ var checkRetry = 5 * time.Second
 
 type turnAuthor struct {
 	Author
-	n int
+	n    int
+	text string // what it says, for a drain that cuts it off (goOn)
 }
 
 // mayPromptWait bounds one check, which runs on the loop.
@@ -84,10 +85,10 @@ func (r *Run) mustCheck(by Author, waited bool) bool {
 	return by.ID != 0 && (waited || barred)
 }
 
-// turnWritten notes the author of a turn just written to stdin.
-func (r *Run) turnWritten(by Author) {
+// turnWritten notes a turn just written to stdin, and its author.
+func (r *Run) turnWritten(t sentTurn) {
 	r.next++
-	r.inFlight = append(r.inFlight, turnAuthor{Author: by, n: r.next})
+	r.inFlight = append(r.inFlight, turnAuthor{Author: t.by, n: r.next, text: t.text})
 }
 
 // turnFinished notes that the oldest turn ended; the next one, should its

@@ -68,7 +68,7 @@ func (r *Run) writeTurn(ctx context.Context, t sentTurn) error {
 	r.by.set(t.by.Name)
 	err := r.write(ctx, map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": t.text}})
 	if err == nil {
-		r.turnWritten(t.by)
+		r.turnWritten(t)
 		r.turns++
 		if r.turns == 1 {
 			r.changeSession(ctx, SessionChange{Status: r.status()})

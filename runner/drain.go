@@ -66,27 +66,41 @@ func (r *Run) noteActivity() {
 }
 
 // endForDrain ends the run from its loop and returns what it was doing
-// then: from that moment the loop refuses turns and answers (ErrRunEnded),
-// so one sent meanwhile goes to the session's next owner, never to a
-// process about to be killed.
-func (r *Run) endForDrain(ctx context.Context) int32 {
-	reply := make(chan int32, 1)
+// then, with the turns its process had not finished: from that moment the
+// loop refuses turns and answers (ErrRunEnded), so one sent meanwhile goes
+// to the session's next owner, never to a process about to be killed.
+func (r *Run) endForDrain(ctx context.Context) drainReply {
+	reply := make(chan drainReply, 1)
 	if err := r.send(ctx, drainCmd{reply: reply}, nil); err != nil {
-		return activityQuiet // it ended on its own
+		return drainReply{} // it ended on its own
 	}
 	select {
 	case a := <-reply:
 		return a
 	case <-r.done:
-		return activityQuiet
+		return drainReply{}
 	}
 }
 
-// drainCmd is endForDrain's part on the loop.
-type drainCmd struct{ reply chan int32 }
+// drainReply is what a run was doing when a drain ended it (activity), and
+// the turns written to its process and not finished, oldest first: the
+// running one, then those the CLI queued behind it (goOn).
+type drainReply struct {
+	activity int32
+	turns    []turnAuthor
+}
 
-func (c drainCmd) run(_ context.Context, r *Run) error {
-	a := r.currentActivity()
+// drainCmd is endForDrain's part on the loop.
+type drainCmd struct{ reply chan drainReply }
+
+func (c drainCmd) run(ctx context.Context, r *Run) error {
+	a := drainReply{activity: r.currentActivity()}
+	if a.activity != activityQuiet {
+		a.turns = slices.Clone(r.inFlight)
+	}
+	if a.activity == activityWorking {
+		r.notice(ctx, "warn", cutNotice)
+	}
 	r.stopping = true
 	c.reply <- a
 	r.cancel()
@@ -132,11 +146,17 @@ wait:
 	var wg sync.WaitGroup
 	for _, r := range s.liveRuns() {
 		wg.Go(func() {
-			if a := r.endForDrain(ctx); a != activityQuiet {
+			if a := r.endForDrain(ctx); a.activity != activityQuiet {
+				h := Handover{SessionID: r.spec.SessionID}
+				if w, ok := goOn(a); ok {
+					s.keepGoOn(ctx, r.spec.SessionID, &w)
+					h.Work = []QueuedWork{w}
+				}
 				mu.Lock()
-				handOver = append(handOver, Handover{SessionID: r.spec.SessionID})
+				handOver = append(handOver, h)
 				mu.Unlock()
-				r.log.Info("handing the session over to another replica", "turn_in_flight", a == activityWorking)
+				r.log.Info("handing the session over to another replica", "turn_in_flight", a.activity == activityWorking,
+					"turns_cut", len(a.turns))
 			}
 			r.Stop()
 		})

@@ -130,8 +130,11 @@ func TestDrainWaitsForASessionGivenASlot(t *testing.T) {
 		switch work := got[0].Work; {
 		case runEnds && (len(work) != 2 || work[0].Text != "hello" || work[1].Text != "and then"):
 			t.Fatalf("its run ended: handed over work %+v, want both prompts, in order", work)
-		case !runEnds && (len(work) != 0 || !j.has(TypePrompt, "hello") || !j.has(TypePrompt, "and then")):
-			t.Fatalf("handed over work %+v, want none: both prompts given to its process", work)
+		case !runEnds && (len(work) != 1 || !strings.HasPrefix(work[0].Text, goOnText) ||
+			!strings.HasSuffix(work[0].Text, "From Ann:\nand then") || !j.has(TypePrompt, "hello") || !j.has(TypePrompt, "and then")):
+			// The drain (no grace) cut the turn off: the new owner is to
+			// have Claude go on, with the prompt the CLI had queued.
+			t.Fatalf("handed over work %+v, want only the prompt that goes on: both prompts given to its process", work)
 		}
 	}
 }
@@ -194,4 +197,41 @@ func (j *memJournal) has(typ, s string) bool {
 		}
 	}
 	return false
+}
+
+// TestGoOnWithTurnsADrainCut: the prompt a drain hands over with a session
+// whose turns it cut off (goOn): a running turn goes on, for its author;
+// the turns the CLI queued behind, which it forgets, are carried with
+// their authors; a turn that waits for asks goes on with their answers.
+func TestGoOnWithTurnsADrainCut(t *testing.T) {
+	ann, bob := Author{Name: "Ann", ID: 1}, Author{Name: "Bob", ID: 2}
+	running := turnAuthor{Author: ann, n: 1, text: "build it"}
+	queued := []turnAuthor{{Author: bob, n: 2, text: "and the tests"}, {Author: ann, n: 3, text: "and docs"}}
+	for _, tc := range []struct {
+		name string
+		a    drainReply
+		want QueuedWork
+		ok   bool
+	}{
+		{"quiet", drainReply{activity: activityQuiet}, QueuedWork{}, false},
+		{"working, nothing written", drainReply{activity: activityWorking}, QueuedWork{}, false},
+		{"working", drainReply{activity: activityWorking, turns: []turnAuthor{running}},
+			QueuedWork{Text: goOnText, By: "Ann", ByID: 1}, true},
+		{"working, with queued turns", drainReply{activity: activityWorking, turns: append([]turnAuthor{running}, queued...)},
+			QueuedWork{Text: goOnText + " These messages sent to you meanwhile never reached you:" +
+				"\n\nFrom Bob:\nand the tests\n\nFrom Ann:\nand docs", By: "Ann", ByID: 1}, true},
+		{"asking", drainReply{activity: activityAsking, turns: []turnAuthor{running}}, QueuedWork{}, false},
+		{"asking, with a queued turn", drainReply{activity: activityAsking, turns: []turnAuthor{running, queued[0]}},
+			QueuedWork{Text: unreadText + "\n\nFrom Bob:\nand the tests", By: "Bob", ByID: 2}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := goOn(tc.a)
+			if ok != tc.ok {
+				t.Fatalf("goOn says %v, want %v", ok, tc.ok)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("goOn (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

@@ -1,0 +1,101 @@
+package server
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"parley/runner/fakeapi"
+)
+
+// cutTurnScenario streams a reply for about 10 s, then answers the prompt
+// that has Claude go on.
+func cutTurnScenario() fakeapi.Scenario {
+	return fakeapi.Scenario{
+		{Text: strings.Repeat("streamed words ", 200) + "NEVER SEEN.", Chunks: 200, ChunkDelay: 50 * time.Millisecond},
+		{Text: "Went on after the restart."},
+	}
+}
+
+// cutTurn has replica a stream a long turn with a second prompt the CLI
+// queued behind it, then stops a (SIGTERM) with a 1 s drain: the grace ends
+// while the turn runs, and the drain cuts it off.
+func (e *env) cutTurn(a *replica) (sessionID string) {
+	e.t.Helper()
+	s := e.newSession()
+	wa := e.dialReplica(a, e.user, s.ID)
+	wa.prompt("stream something long")
+	wa.waitFor(90*time.Second, "streamed words")
+	wa.prompt("and mind the tests")
+	waitUntil(e.t, 30*time.Second, "the queued prompt in the log", func() bool {
+		var n int
+		e.queryRow(`SELECT count(*) FROM events WHERE session_id = $1 AND type = 'prompt'`, []any{s.ID}, &n)
+		return n == 2
+	})
+	a.stop(syscall.SIGTERM)
+	if n := len(e.fake.Requests()); n != 1 {
+		e.t.Fatalf("before the drain the model got %d requests, want the long turn's only", n)
+	}
+	return s.ID
+}
+
+// wantWentOn checks that the turn a drain cut off went on, on replica r:
+// the model was asked once more, to go on, and given the prompt the CLI
+// had queued (which the CLI itself forgets); the page says what happened;
+// nothing is left in line.
+func (e *env) wantWentOn(r *replica, sessionID string) {
+	e.t.Helper()
+	w := e.dialReplica(r, e.user, sessionID)
+	w.waitFor(90*time.Second, "Parley is restarting, and Claude") // the page says so, before…
+	w.waitFor(90*time.Second, "Went on after the restart.")        // …the turn goes on
+	reqs := e.fake.Requests()
+	if len(reqs) != 2 {
+		e.t.Fatalf("the model got %d requests, want 2: the cut turn, and the one that goes on", len(reqs))
+	}
+	got := reqs[1].LastUserText()
+	for _, want := range []string{"Go on where you left off.", "From " + e.user.Name + ":\nand mind the tests"} {
+		if !strings.Contains(got, want) {
+			e.t.Errorf("the second request ends with %q, want it to hold %q", got, want)
+		}
+	}
+	var prompts int
+	e.queryRow(`SELECT count(*) FROM events WHERE session_id = $1 AND type = 'prompt'`, []any{sessionID}, &prompts)
+	if prompts != 3 {
+		e.t.Errorf("the log holds %d prompts, want 3: two sent, and the one that goes on", prompts)
+	}
+	waitUntil(e.t, 10*time.Second, "the prompt that went on out of the kept line", func() bool {
+		all, _ := e.lineItems(sessionID)
+		return all == 0
+	})
+	e.wantContiguousLog(sessionID)
+}
+
+// TestFaultReplicaSigtermGoesOnWithCutTurn: SIGTERM to a replica whose
+// turn outlasts PARLEY_DRAIN_TIMEOUT cuts the turn off; the replica that
+// takes the session over has Claude go on with it, with the message the
+// team queued behind it.
+func TestFaultReplicaSigtermGoesOnWithCutTurn(t *testing.T) {
+	e := newEnv(t, cutTurnScenario(), envOptions{quiet: true})
+	a := e.startReplica("A", "PARLEY_DRAIN_TIMEOUT=1")
+	b := e.startReplica("B")
+	s := e.cutTurn(a)
+	e.wantWentOn(b, s)
+	if got := e.owner(s); got != b.id {
+		t.Errorf("owner %q, want B (%s)", got, b.id)
+	}
+}
+
+// TestFaultRestartGoesOnWithCutTurn: the same with no other replica. The
+// prompt that goes on waits in the database, released, and the replica
+// that starts next sends it.
+func TestFaultRestartGoesOnWithCutTurn(t *testing.T) {
+	e := newEnv(t, cutTurnScenario(), envOptions{quiet: true})
+	a := e.startReplica("A", "PARLEY_DRAIN_TIMEOUT=1")
+	s := e.cutTurn(a)
+	if all, released := e.lineItems(s); all != 1 || released != 1 {
+		t.Fatalf("after the shutdown the session has %d kept line items, %d released; want the prompt that goes on, released", all, released)
+	}
+	a2 := e.startReplica("A2")
+	e.wantWentOn(a2, s)
+}
