@@ -48,7 +48,7 @@ func (e *env) wantWentOn(r *replica, sessionID string) {
 	e.t.Helper()
 	w := e.dialReplica(r, e.user, sessionID)
 	w.waitFor(90*time.Second, "Parley is restarting, and Claude") // the page says so, before…
-	w.waitFor(90*time.Second, "Went on after the restart.")        // …the turn goes on
+	w.waitFor(90*time.Second, "Went on after the restart.")       // …the turn goes on
 	reqs := e.fake.Requests()
 	if len(reqs) != 2 {
 		e.t.Fatalf("the model got %d requests, want 2: the cut turn, and the one that goes on", len(reqs))
