@@ -30,6 +30,9 @@ type authors struct {
 	barred    map[int64]string // users found unable to prompt → their name
 	next      int              // numbers turns written
 	stopped   int              // the number of the turn last interrupted for its author
+	// interrupted is the number of the turn an interrupt was last sent
+	// for (by anyone): a drain does not have Claude go on with it (goOn).
+	interrupted int
 	// stopDue defers a check's stop until the output already read is
 	// handled: the running turn's result may be in it, and the interrupt
 	// would then stop the next turn, someone else's.

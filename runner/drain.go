@@ -88,6 +88,9 @@ func (r *Run) endForDrain(ctx context.Context) drainReply {
 type drainReply struct {
 	activity int32
 	turns    []turnAuthor
+	// stopped says the running turn was being interrupted (Stop, or its
+	// author barred): it does not go on.
+	stopped bool
 }
 
 // drainCmd is endForDrain's part on the loop.
@@ -97,8 +100,9 @@ func (c drainCmd) run(ctx context.Context, r *Run) error {
 	a := drainReply{activity: r.currentActivity()}
 	if a.activity != activityQuiet {
 		a.turns = slices.Clone(r.inFlight)
+		a.stopped = len(a.turns) > 0 && a.turns[0].n == r.interrupted
 	}
-	if a.activity == activityWorking {
+	if a.activity == activityWorking && !a.stopped {
 		r.notice(ctx, "warn", cutNotice)
 	}
 	r.stopping = true

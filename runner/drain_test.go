@@ -220,6 +220,11 @@ func TestGoOnWithTurnsADrainCut(t *testing.T) {
 		{"working, with queued turns", drainReply{activity: activityWorking, turns: append([]turnAuthor{running}, queued...)},
 			QueuedWork{Text: goOnText + " These messages sent to you meanwhile never reached you:" +
 				"\n\nFrom Bob:\nand the tests\n\nFrom Ann:\nand docs", By: "Ann", ByID: 1}, true},
+		{"working, being stopped", drainReply{activity: activityWorking, turns: []turnAuthor{running}, stopped: true},
+			QueuedWork{}, false},
+		{"working, being stopped, with a queued turn", drainReply{activity: activityWorking,
+			turns: []turnAuthor{running, queued[0]}, stopped: true},
+			QueuedWork{Text: unreadText + "\n\nFrom Bob:\nand the tests", By: "Bob", ByID: 2}, true},
 		{"asking", drainReply{activity: activityAsking, turns: []turnAuthor{running}}, QueuedWork{}, false},
 		{"asking, with a queued turn", drainReply{activity: activityAsking, turns: []turnAuthor{running, queued[0]}},
 			QueuedWork{Text: unreadText + "\n\nFrom Bob:\nand the tests", By: "Bob", ByID: 2}, true},

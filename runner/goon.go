@@ -38,8 +38,9 @@ func goOn(a drainReply) (w QueuedWork, ok bool) {
 	}
 	var b strings.Builder
 	by, unread := a.turns[0].Author, a.turns[1:]
+	working := a.activity == activityWorking && !a.stopped
 	switch {
-	case a.activity == activityWorking:
+	case working:
 		b.WriteString(goOnText)
 	case len(unread) > 0:
 		by = unread[0].Author
@@ -47,7 +48,7 @@ func goOn(a drainReply) (w QueuedWork, ok bool) {
 	default:
 		return QueuedWork{}, false
 	}
-	if a.activity == activityWorking && len(unread) > 0 {
+	if working && len(unread) > 0 {
 		b.WriteString(" These messages sent to you meanwhile never reached you:")
 	}
 	for _, t := range unread {
