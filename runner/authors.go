@@ -33,6 +33,8 @@ type authors struct {
 	// interrupted is the number of the turn an interrupt was last sent
 	// for (by anyone): a drain does not have Claude go on with it (goOn).
 	interrupted int
+	// begun is the number of the turn the CLI began last (its system/init).
+	begun int
 	// stopDue defers a check's stop until the output already read is
 	// handled: the running turn's result may be in it, and the interrupt
 	// would then stop the next turn, someone else's.
@@ -92,6 +94,20 @@ func (r *Run) mustCheck(by Author, waited bool) bool {
 func (r *Run) turnWritten(t sentTurn) {
 	r.next++
 	r.inFlight = append(r.inFlight, turnAuthor{Author: t.by, n: r.next, text: t.text})
+}
+
+// interrupting notes that the running turn is being interrupted.
+func (r *Run) interrupting() {
+	if len(r.inFlight) > 0 {
+		r.interrupted = r.inFlight[0].n
+	}
+}
+
+// turnBegun notes that the CLI began the oldest turn (system/init).
+func (r *Run) turnBegun() {
+	if len(r.inFlight) > 0 {
+		r.begun = r.inFlight[0].n
+	}
 }
 
 // turnFinished notes that the oldest turn ended; the next one, should its

@@ -93,9 +93,7 @@ func (c interruptCmd) run(ctx context.Context, r *Run) error {
 // interrupt stops the current turn; by is who stopped it.
 func (r *Run) interrupt(ctx context.Context, by string) error {
 	r.nextReq++
-	if len(r.inFlight) > 0 {
-		r.interrupted = r.inFlight[0].n
-	}
+	r.interrupting()
 	id := "parley-interrupt-" + strconv.Itoa(r.nextReq)
 	r.recordJSON(ctx, TypeInterrupt, map[string]any{"by": by, "request_id": id})
 	err := r.write(ctx, map[string]any{"type": "control_request", "request_id": id,

@@ -66,12 +66,13 @@ func (r *Run) noteActivity() {
 }
 
 // endForDrain ends the run from its loop and returns what it was doing
-// then, with the turns its process had not finished: from that moment the
-// loop refuses turns and answers (ErrRunEnded), so one sent meanwhile goes
-// to the session's next owner, never to a process about to be killed.
-func (r *Run) endForDrain(ctx context.Context) drainReply {
+// then: from that moment the loop refuses turns and answers (ErrRunEnded),
+// so one sent meanwhile goes to the session's next owner, never to a
+// process about to be killed. keep keeps the prompt that goes on with
+// what the drain cut off (goOn) before anything else can reach the session.
+func (r *Run) endForDrain(ctx context.Context, keep func(*QueuedWork)) drainReply {
 	reply := make(chan drainReply, 1)
-	if err := r.send(ctx, drainCmd{reply: reply}, nil); err != nil {
+	if err := r.send(ctx, drainCmd{reply: reply, keep: keep}, nil); err != nil {
 		return drainReply{} // it ended on its own
 	}
 	select {
@@ -79,36 +80,57 @@ func (r *Run) endForDrain(ctx context.Context) drainReply {
 		return a
 	case <-r.done:
 		return drainReply{}
+	case <-ctx.Done():
+		return drainReply{}
 	}
 }
 
-// drainReply is what a run was doing when a drain ended it (activity), and
-// the turns written to its process and not finished, oldest first: the
-// running one, then those the CLI queued behind it (goOn).
+// drainReply is what a run was doing when a drain ended it, and the
+// prompt that goes on with what the drain cut off, if any (goOn).
 type drainReply struct {
 	activity int32
-	turns    []turnAuthor
-	// stopped says the running turn was being interrupted (Stop, or its
-	// author barred): it does not go on.
-	stopped bool
+	goOn     *QueuedWork
 }
 
 // drainCmd is endForDrain's part on the loop.
-type drainCmd struct{ reply chan drainReply }
+type drainCmd struct {
+	reply chan drainReply
+	keep  func(*QueuedWork)
+}
 
 func (c drainCmd) run(ctx context.Context, r *Run) error {
+	r.handleBuffered(ctx) // a result already read ends its turn first
 	a := drainReply{activity: r.currentActivity()}
+	var running *turnAuthor
 	if a.activity != activityQuiet {
-		a.turns = slices.Clone(r.inFlight)
-		a.stopped = len(a.turns) > 0 && a.turns[0].n == r.interrupted
-	}
-	if a.activity == activityWorking && !a.stopped {
-		r.notice(ctx, "warn", cutNotice)
+		var unread []turnAuthor
+		running, unread = r.cutOff(a.activity)
+		if w, ok := goOn(running, unread); ok {
+			if c.keep != nil {
+				c.keep(&w)
+			}
+			a.goOn = &w
+		}
 	}
 	r.stopping = true
 	c.reply <- a
 	r.cancel()
+	// Written before the loop ends, so before the session is handed over;
+	// after the cancel, so an outage does not hold the drain up.
+	if running != nil {
+		r.notice(ctx, "warn", cutNotice)
+	}
 	return nil
+}
+
+// handleBuffered handles the output already read from the process.
+func (r *Run) handleBuffered(ctx context.Context) {
+	for len(r.lines) > 0 {
+		l, ok := <-r.lines
+		if !ok || r.handleLines(ctx, l, r.lines) {
+			return
+		}
+	}
 }
 
 // kickDrain wakes a Drain waiting for turns to finish; it never blocks.
@@ -150,17 +172,17 @@ wait:
 	var wg sync.WaitGroup
 	for _, r := range s.liveRuns() {
 		wg.Go(func() {
-			if a := r.endForDrain(ctx); a.activity != activityQuiet {
+			keep := func(w *QueuedWork) { s.keepGoOn(ctx, r.spec.SessionID, w) }
+			if a := r.endForDrain(ctx, keep); a.activity != activityQuiet {
 				h := Handover{SessionID: r.spec.SessionID}
-				if w, ok := goOn(a); ok {
-					s.keepGoOn(ctx, r.spec.SessionID, &w)
-					h.Work = []QueuedWork{w}
+				if a.goOn != nil {
+					h.Work = []QueuedWork{*a.goOn}
 				}
 				mu.Lock()
 				handOver = append(handOver, h)
 				mu.Unlock()
 				r.log.Info("handing the session over to another replica", "turn_in_flight", a.activity == activityWorking,
-					"turns_cut", len(a.turns))
+					"goes_on", a.goOn != nil)
 			}
 			r.Stop()
 		})

@@ -130,13 +130,20 @@ func TestDrainWaitsForASessionGivenASlot(t *testing.T) {
 		switch work := got[0].Work; {
 		case runEnds && (len(work) != 2 || work[0].Text != "hello" || work[1].Text != "and then"):
 			t.Fatalf("its run ended: handed over work %+v, want both prompts, in order", work)
-		case !runEnds && (len(work) != 1 || !strings.HasPrefix(work[0].Text, goOnText) ||
-			!strings.HasSuffix(work[0].Text, "From Ann:\nand then") || !j.has(TypePrompt, "hello") || !j.has(TypePrompt, "and then")):
+		case !runEnds && (len(work) != 1 || !goesOnWith(work[0].Text) || !j.has(TypePrompt, "hello") || !j.has(TypePrompt, "and then")):
 			// The drain (no grace) cut the turn off: the new owner is to
-			// have Claude go on, with the prompt the CLI had queued.
+			// have Claude go on, with the prompts the CLI had not read.
 			t.Fatalf("handed over work %+v, want only the prompt that goes on: both prompts given to its process", work)
 		}
 	}
+}
+
+// goesOnWith says whether a prompt that goes on after a drain carries
+// what the CLI had not read when the drain cut "hello" off with "and then"
+// queued behind: either it had begun "hello", or it had read neither.
+func goesOnWith(text string) bool {
+	return strings.HasPrefix(text, goOnText) && strings.HasSuffix(text, "never reached you:\n\nFrom Ann:\nand then") ||
+		text == unreadText+"\n\nFrom Ann:\nhello\n\nFrom Ann:\nand then"
 }
 
 // A queued prompt whose new run ended before it got there, and which then
@@ -199,38 +206,46 @@ func (j *memJournal) has(typ, s string) bool {
 	return false
 }
 
-// TestGoOnWithTurnsADrainCut: the prompt a drain hands over with a session
-// whose turns it cut off (goOn): a running turn goes on, for its author;
-// the turns the CLI queued behind, which it forgets, are carried with
-// their authors; a turn that waits for asks goes on with their answers.
+// TestGoOnWithTurnsADrainCut: what a drain cuts off (cutOff) and the prompt
+// it hands over to go on with it (goOn): a running turn the CLI began goes
+// on, for its author, unless it was being stopped or an owed answer goes
+// on with it; turns the CLI never read (queued, or not yet begun) are
+// carried with their authors, except a barred member's; a turn that waits
+// for asks goes on with their answers.
 func TestGoOnWithTurnsADrainCut(t *testing.T) {
 	ann, bob := Author{Name: "Ann", ID: 1}, Author{Name: "Bob", ID: 2}
-	running := turnAuthor{Author: ann, n: 1, text: "build it"}
-	queued := []turnAuthor{{Author: bob, n: 2, text: "and the tests"}, {Author: ann, n: 3, text: "and docs"}}
+	turns := []turnAuthor{{Author: ann, n: 1, text: "build it"}, {Author: bob, n: 2, text: "and the tests"},
+		{Author: ann, n: 3, text: "and docs"}}
+	goOnQueued := goOnText + " These messages sent to you meanwhile never reached you:" +
+		"\n\nFrom Bob:\nand the tests\n\nFrom Ann:\nand docs"
 	for _, tc := range []struct {
 		name string
-		a    drainReply
+		run  *Run
+		a    int32
 		want QueuedWork
 		ok   bool
 	}{
-		{"quiet", drainReply{activity: activityQuiet}, QueuedWork{}, false},
-		{"working, nothing written", drainReply{activity: activityWorking}, QueuedWork{}, false},
-		{"working", drainReply{activity: activityWorking, turns: []turnAuthor{running}},
+		{"nothing written", &Run{}, activityWorking, QueuedWork{}, false},
+		{"working", &Run{authors: authors{inFlight: turns[:1], begun: 1}}, activityWorking,
 			QueuedWork{Text: goOnText, By: "Ann", ByID: 1}, true},
-		{"working, with queued turns", drainReply{activity: activityWorking, turns: append([]turnAuthor{running}, queued...)},
-			QueuedWork{Text: goOnText + " These messages sent to you meanwhile never reached you:" +
-				"\n\nFrom Bob:\nand the tests\n\nFrom Ann:\nand docs", By: "Ann", ByID: 1}, true},
-		{"working, being stopped", drainReply{activity: activityWorking, turns: []turnAuthor{running}, stopped: true},
+		{"working, with queued turns", &Run{authors: authors{inFlight: turns, begun: 1}}, activityWorking,
+			QueuedWork{Text: goOnQueued, By: "Ann", ByID: 1}, true},
+		{"not begun", &Run{authors: authors{inFlight: turns[:2]}}, activityWorking,
+			QueuedWork{Text: unreadText + "\n\nFrom Ann:\nbuild it\n\nFrom Bob:\nand the tests", By: "Ann", ByID: 1}, true},
+		{"being stopped", &Run{authors: authors{inFlight: turns[:1], begun: 1, interrupted: 1}}, activityWorking,
 			QueuedWork{}, false},
-		{"working, being stopped, with a queued turn", drainReply{activity: activityWorking,
-			turns: []turnAuthor{running, queued[0]}, stopped: true},
-			QueuedWork{Text: unreadText + "\n\nFrom Bob:\nand the tests", By: "Bob", ByID: 2}, true},
-		{"asking", drainReply{activity: activityAsking, turns: []turnAuthor{running}}, QueuedWork{}, false},
-		{"asking, with a queued turn", drainReply{activity: activityAsking, turns: []turnAuthor{running, queued[0]}},
+		{"being stopped, with a queued turn", &Run{authors: authors{inFlight: turns[:2], begun: 1, interrupted: 1}},
+			activityWorking, QueuedWork{Text: unreadText + "\n\nFrom Bob:\nand the tests", By: "Bob", ByID: 2}, true},
+		{"an answer owed", &Run{authors: authors{inFlight: turns[:1], begun: 1},
+			deliveries: deliveries{awaiting: map[string]handedOver{"toolu_1": {}}}}, activityWorking, QueuedWork{}, false},
+		{"a barred member's queued turn", &Run{authors: authors{inFlight: turns[:2], begun: 1, barred: map[int64]string{2: "Bob"}}},
+			activityWorking, QueuedWork{Text: goOnText, By: "Ann", ByID: 1}, true},
+		{"asking", &Run{authors: authors{inFlight: turns[:1], begun: 1}}, activityAsking, QueuedWork{}, false},
+		{"asking, with a queued turn", &Run{authors: authors{inFlight: turns[:2], begun: 1}}, activityAsking,
 			QueuedWork{Text: unreadText + "\n\nFrom Bob:\nand the tests", By: "Bob", ByID: 2}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := goOn(tc.a)
+			got, ok := goOn(tc.run.cutOff(tc.a))
 			if ok != tc.ok {
 				t.Fatalf("goOn says %v, want %v", ok, tc.ok)
 			}

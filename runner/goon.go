@@ -14,7 +14,10 @@ import (
 // (goOn): the CLI is told to go on where it stopped, and given the
 // messages it had not read yet. It is kept in line (keepGoOn), so the next
 // replica to lease the session sends it, this one too when it starts
-// again; nothing the team sent is lost to a restart.
+// again; nothing the team sent is lost to a restart. A turn the CLI had not
+// begun is carried like the queued ones (its prompt never reached the
+// transcript); one that was being stopped does not go on; nor does one
+// whose owed answer arrives as the next turn anyway (deliverOwed).
 
 // cutNotice is what the page says when a drain cuts a turn off.
 const cutNotice = "Parley is restarting, and Claude's turn did not end in time: Parley stopped it. " +
@@ -27,29 +30,49 @@ const goOnText = "(Sent by Parley.) Parley restarted while you were working, and
 // unreadText introduces the turns the CLI had queued and never read.
 const unreadText = "(Sent by Parley.) Parley restarted, and these messages sent to you meanwhile never reached you:"
 
-// goOn is the prompt for a session whose process a drain ended with turns
-// unfinished (a): when a turn was running, it has Claude go on with it, on
-// behalf of its author; a turn that waited for asks goes on with their
-// answers instead. Either way it carries the turns queued behind, with
-// their authors. ok is false when there is nothing to go on with.
-func goOn(a drainReply) (w QueuedWork, ok bool) {
-	if len(a.turns) == 0 {
-		return QueuedWork{}, false
+// cutOff is what a drain that ends the run now cuts off (a is what the
+// run is doing): the running turn, if Claude is to go on with it (the CLI
+// began it, nobody was stopping it, and no answer owed to it is to arrive
+// as the next turn), and the turns the CLI never read, by members who may
+// still send them. It runs on the loop.
+func (r *Run) cutOff(a int32) (running *turnAuthor, unread []turnAuthor) {
+	if len(r.inFlight) == 0 {
+		return nil, nil
 	}
-	var b strings.Builder
-	by, unread := a.turns[0].Author, a.turns[1:]
-	working := a.activity == activityWorking && !a.stopped
+	first, rest := r.inFlight[0], r.inFlight[1:]
 	switch {
-	case working:
+	case first.n != r.begun: // written, but the CLI never read it
+		rest = r.inFlight
+	case a == activityWorking && first.n != r.interrupted && len(r.awaiting) == 0:
+		running = &first
+	}
+	for _, t := range rest {
+		if _, barred := r.barred[t.ID]; t.ID == 0 || !barred {
+			unread = append(unread, t)
+		}
+	}
+	return running, unread
+}
+
+// goOn is the prompt that goes on with what a drain cut off: with the
+// running turn, on behalf of its author, if there is one to go on with
+// (cutOff); and with the turns the CLI never read, with their authors.
+// ok is false when there is nothing to go on with.
+func goOn(running *turnAuthor, unread []turnAuthor) (w QueuedWork, ok bool) {
+	var b strings.Builder
+	var by Author
+	switch {
+	case running != nil:
+		by = running.Author
 		b.WriteString(goOnText)
+		if len(unread) > 0 {
+			b.WriteString(" These messages sent to you meanwhile never reached you:")
+		}
 	case len(unread) > 0:
 		by = unread[0].Author
 		b.WriteString(unreadText)
 	default:
 		return QueuedWork{}, false
-	}
-	if working && len(unread) > 0 {
-		b.WriteString(" These messages sent to you meanwhile never reached you:")
 	}
 	for _, t := range unread {
 		b.WriteString("\n\n")
@@ -61,11 +84,22 @@ func goOn(a drainReply) (w QueuedWork, ok bool) {
 	return QueuedWork{Text: b.String(), By: by.Name, ByID: by.ID}, true
 }
 
-// keepGoOn keeps w in line for the session (see above); a drain hands the
-// line over with the session. If it cannot be kept, w stays in memory
-// (Line 0): the drain gives it to another replica, if one is alive.
+// keepGoOn keeps w in line for the session, released: the replica that
+// takes the session next sends it before anything sent after it (see
+// above). If it cannot be kept, w stays in memory (Line 0): the drain
+// gives it to another replica, if one is alive.
 func (s *Supervisor) keepGoOn(ctx context.Context, sessionID string, w *QueuedWork) {
 	if _, err := s.keepInLine(ctx, sessionID, w); err != nil {
 		s.log.Error("keep the prompt that goes on with a turn cut off", "session_id", sessionID, "err", err)
+		return
+	}
+	if s.line == nil || w.Line == 0 {
+		return
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lineWrite)
+	defer cancel()
+	if err := s.line.Release(rctx, w.Line); err != nil {
+		// Kept by this replica, it is released with the session (HandOver).
+		s.log.Warn("release the prompt that goes on with a turn cut off", "session_id", sessionID, "err", err)
 	}
 }

@@ -41,6 +41,7 @@ func (r *Run) handleLine(ctx context.Context, l Line) {
 	case "system":
 		if l.Subtype == "init" {
 			r.initSeen, r.unconfirmed = true, nil
+			r.turnBegun()
 			r.checkMCP(ctx, l.Raw)
 		}
 		if l.Subtype == "init" && !r.started {

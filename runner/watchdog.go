@@ -84,6 +84,7 @@ func (c stallCmd) run(ctx context.Context, r *Run) error {
 	r.notice(ctx, "warn", "Claude printed nothing for "+words(max(r.stallTimeout, time.Second))+
 		", so Parley interrupted the turn. The session goes on: send a message to continue.")
 	r.nextReq++
+	r.interrupting()
 	err := r.write(ctx, map[string]any{"type": "control_request", "request_id": "parley-watchdog-" + strconv.Itoa(r.nextReq),
 		"request": map[string]any{"subtype": "interrupt"}})
 	epoch, grace := r.stallEpoch, r.stallGrace

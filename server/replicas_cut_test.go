@@ -68,6 +68,9 @@ func (e *env) wantWentOn(r *replica, sessionID string) {
 		all, _ := e.lineItems(sessionID)
 		return all == 0
 	})
+	if n := len(e.fake.Requests()); n != 2 {
+		e.t.Errorf("the model got %d requests once the line was empty, want 2: it went on once", n)
+	}
 	e.wantContiguousLog(sessionID)
 }
 
