@@ -28,11 +28,7 @@ func (e *env) cutTurn(a *replica) (sessionID string) {
 	wa.prompt("stream something long")
 	wa.waitFor(90*time.Second, "streamed words")
 	wa.prompt("and mind the tests")
-	waitUntil(e.t, 30*time.Second, "the queued prompt in the log", func() bool {
-		var n int
-		e.queryRow(`SELECT count(*) FROM events WHERE session_id = $1 AND type = 'prompt'`, []any{s.ID}, &n)
-		return n == 2
-	})
+	waitUntil(e.t, 30*time.Second, "the queued prompt in the log", func() bool { return e.promptCount(s.ID) == 2 })
 	a.stop(syscall.SIGTERM)
 	if n := len(e.fake.Requests()); n != 1 {
 		e.t.Fatalf("before the drain the model got %d requests, want the long turn's only", n)
@@ -59,15 +55,10 @@ func (e *env) wantWentOn(r *replica, sessionID string) {
 			e.t.Errorf("the second request ends with %q, want it to hold %q", got, want)
 		}
 	}
-	var prompts int
-	e.queryRow(`SELECT count(*) FROM events WHERE session_id = $1 AND type = 'prompt'`, []any{sessionID}, &prompts)
-	if prompts != 3 {
+	if prompts := e.promptCount(sessionID); prompts != 3 {
 		e.t.Errorf("the log holds %d prompts, want 3: two sent, and the one that goes on", prompts)
 	}
-	waitUntil(e.t, 10*time.Second, "the prompt that went on out of the kept line", func() bool {
-		all, _ := e.lineItems(sessionID)
-		return all == 0
-	})
+	e.waitLineEmpty(sessionID, "the prompt that went on")
 	if n := len(e.fake.Requests()); n != 2 {
 		e.t.Errorf("the model got %d requests once the line was empty, want 2: it went on once", n)
 	}

@@ -16,6 +16,24 @@ func (e *env) lineItems(sessionID string) (all, released int) {
 	return all, released
 }
 
+// promptCount counts the prompts in the session's log.
+func (e *env) promptCount(sessionID string) int {
+	e.t.Helper()
+	var n int
+	e.queryRow(`SELECT count(*) FROM events WHERE session_id = $1 AND type = 'prompt'`, []any{sessionID}, &n)
+	return n
+}
+
+// waitLineEmpty waits until the session has nothing left in line (what
+// names what should have left it).
+func (e *env) waitLineEmpty(sessionID, what string) {
+	e.t.Helper()
+	waitUntil(e.t, 10*time.Second, what+" out of the kept line", func() bool {
+		all, _ := e.lineItems(sessionID)
+		return all == 0
+	})
+}
+
 // queuedBehindAnAsk starts replica A with one claude slot: a session's run
 // waits on an ask while a second session's prompt waits in line for the
 // slot, kept in session_line. It returns A and the two sessions' ids.
@@ -54,15 +72,10 @@ func (e *env) wantQueuedPromptOnce(r *replica, s2 string) {
 	if got := reqs[1].LastUserText(); got != "queued behind the slot" {
 		e.t.Errorf("the second request ends with %q, want the queued prompt", got)
 	}
-	var prompts int
-	e.queryRow(`SELECT count(*) FROM events WHERE session_id = $1 AND type = 'prompt'`, []any{s2}, &prompts)
-	if prompts != 1 {
+	if prompts := e.promptCount(s2); prompts != 1 {
 		e.t.Errorf("s2's log holds %d prompts, want the queued one once", prompts)
 	}
-	waitUntil(e.t, 10*time.Second, "the delivered prompt out of the kept line", func() bool {
-		all, _ := e.lineItems(s2)
-		return all == 0
-	})
+	e.waitLineEmpty(s2, "the delivered prompt")
 	if got := e.owner(s2); got != r.id {
 		e.t.Errorf("owner of the queued session %q, want %s (%s)", got, r.name, r.id)
 	}
