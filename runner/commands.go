@@ -27,7 +27,7 @@ func (c turnCmd) run(ctx context.Context, r *Run) error {
 	r.worked = true
 	var err error
 	if c.resend {
-		err = r.writeTurn(ctx, sentTurn{text: c.text, by: c.by})
+		err = r.resendTurn(ctx, sentTurn{text: c.text, by: c.by})
 	} else {
 		err = r.turn(ctx, c.text, c.by, c.line)
 	}
@@ -48,8 +48,7 @@ type sentTurn struct {
 // not sent: the page says so.
 func (r *Run) turn(ctx context.Context, text string, by Author, line int64) error {
 	if r.mustCheck(by, line != 0) && !r.allowed(ctx, by) {
-		r.notice(ctx, "warn", fmt.Sprintf("Parley did not send %s's message: %s may no longer send messages in this project.",
-			by.Name, by.Name))
+		r.notice(ctx, "warn", notSentNotice(by))
 		return ErrNotAllowed
 	}
 	p := map[string]any{"text": text, "by": by.Name, "queued": r.turns > 0}
@@ -58,6 +57,21 @@ func (r *Run) turn(ctx context.Context, text string, by Author, line int64) erro
 	}
 	r.recordJSON(ctx, TypePrompt, p)
 	return r.writeTurn(ctx, sentTurn{text: text, by: by})
+}
+
+// resendTurn writes again a turn a failed resume lost: it waited, so its
+// author is checked first, as for any turn that waited in line.
+func (r *Run) resendTurn(ctx context.Context, t sentTurn) error {
+	if r.mustCheck(t.by, true) && !r.allowed(ctx, t.by) {
+		r.notice(ctx, "warn", notSentNotice(t.by))
+		return ErrNotAllowed
+	}
+	return r.writeTurn(ctx, t)
+}
+
+// notSentNotice says why a member's message was not sent.
+func notSentNotice(by Author) string {
+	return fmt.Sprintf("Parley did not send %s's message: %s may no longer send messages in this project.", by.Name, by.Name)
 }
 
 // writeTurn writes a user turn to stdin.

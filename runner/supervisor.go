@@ -514,7 +514,9 @@ func (s *Supervisor) startFresh(o Options, turns []sentTurn) {
 		r.post(noticeCmd{level: "warn", text: "Claude could not resume the earlier conversation (its transcript was never saved), " +
 			"so Parley started a new one and sent your last message to it again."})
 		for _, t := range turns {
-			if err := r.send(ctx, turnCmd{text: t.text, by: t.by, resend: true, reply: make(chan error, 1)}, nil); err != nil {
+			reply := make(chan error, 1)
+			err := r.send(ctx, turnCmd{text: t.text, by: t.by, resend: true, reply: reply}, reply)
+			if err != nil && !errors.Is(err, ErrNotAllowed) { // one not allowed: the page says so
 				return fmt.Errorf("resend turn to the fresh conversation: %w", err)
 			}
 		}

@@ -149,3 +149,28 @@ func TestRemovedMemberQueuedPromptIsNotSent(t *testing.T) {
 		return all == 0
 	})
 }
+
+// TestFailedResumeDoesNotResendARemovedMembersTurn: a conversation the CLI
+// cannot resume has its lost turn sent again to a fresh one — unless its
+// author was removed meanwhile: the resent turn waited, and is checked
+// like any turn that waited.
+func TestFailedResumeDoesNotResendARemovedMembersTurn(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "Fresh start, message received."}}, envOptions{quiet: true})
+	olive := e.member("olive@example.com", "Olive", "owner")
+	bob := e.member("bob@example.com", "Bob", "member")
+	s := e.newSession()
+	if err := e.st.MarkClaudeStarted(t.Context(), s.ID); err != nil { // its transcript was never saved
+		t.Fatal(err)
+	}
+	wo := e.dialAs(olive, s.ID, 0)
+	wb := e.dialAs(bob, s.ID, 0)
+	wb.prompt("are you there?")
+	wo.waitFor(10*time.Second, "are you there?")
+	e.removeMember(olive, bob)
+	wo.waitFor(60*time.Second, "Claude could not resume the earlier conversation",
+		"Parley did not send Bob&#39;s message: Bob may no longer send messages in this project.")
+	time.Sleep(time.Second) // a resent turn would reach the model by now
+	if n := len(e.fake.Requests()); n != 0 {
+		t.Errorf("the model got %d requests, want none: Bob's turn was not sent again", n)
+	}
+}
