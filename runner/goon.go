@@ -27,8 +27,11 @@ const cutNotice = "Parley is restarting, and Claude's turn did not end in time: 
 const goOnText = "(Sent by Parley.) Parley restarted while you were working, and stopped you. " +
 	"Go on where you left off."
 
-// unreadText introduces the turns the CLI had queued and never read.
-const unreadText = "(Sent by Parley.) Parley restarted, and these messages sent to you meanwhile never reached you:"
+// neverReached introduces the turns the CLI never read.
+const neverReached = "messages sent to you meanwhile never reached you:"
+
+// unreadText opens the prompt that carries only turns the CLI never read.
+const unreadText = "(Sent by Parley.) Parley restarted, and these " + neverReached
 
 // cutOff is what a drain that ends the run now cuts off (a is what the
 // run is doing): the running turn, if Claude is to go on with it (the CLI
@@ -66,7 +69,7 @@ func goOn(running *turnAuthor, unread []turnAuthor) (w QueuedWork, ok bool) {
 		by = running.Author
 		b.WriteString(goOnText)
 		if len(unread) > 0 {
-			b.WriteString(" These messages sent to you meanwhile never reached you:")
+			b.WriteString(" These " + neverReached)
 		}
 	case len(unread) > 0:
 		by = unread[0].Author
