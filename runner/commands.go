@@ -52,6 +52,9 @@ func (r *Run) turn(ctx context.Context, text string, by Author, line int64) erro
 		return ErrNotAllowed
 	}
 	p := map[string]any{"text": text, "by": by.Name, "queued": r.turns > 0}
+	if by.ID != 0 {
+		p["by_id"] = by.ID // a turn a crash cut off goes on with its author (GoOnAfterCrash)
+	}
 	if line != 0 {
 		p["line"] = line
 	}

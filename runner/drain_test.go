@@ -255,3 +255,40 @@ func TestGoOnWithTurnsADrainCut(t *testing.T) {
 		})
 	}
 }
+
+// TestGoOnAfterCrash: the prompt for what a crash cut off goes on with a
+// begun turn nobody was stopping, carries the turns the CLI never read,
+// and never goes on with a turn that was itself Parley's go-on (a turn
+// that takes its replica down is not run over and over).
+func TestGoOnAfterCrash(t *testing.T) {
+	ann, bob := Author{Name: "Ann", ID: 1}, Author{Name: "Bob", ID: 2}
+	build, tests := CutTurn{Text: "build it", By: ann}, CutTurn{Text: "and the tests", By: bob}
+	again := CutTurn{Text: goOnText, By: ann}
+	for _, tc := range []struct {
+		name           string
+		turns          []CutTurn
+		begun, stopped bool
+		want           QueuedWork
+		ok             bool
+	}{
+		{"nothing", nil, true, false, QueuedWork{}, false},
+		{"running", []CutTurn{build}, true, false, QueuedWork{Text: goOnText, By: "Ann", ByID: 1}, true},
+		{"running, with a queued turn", []CutTurn{build, tests}, true, false,
+			QueuedWork{Text: goOnText + " These messages sent to you meanwhile never reached you:\n\nFrom Bob:\nand the tests", By: "Ann", ByID: 1}, true},
+		{"not begun", []CutTurn{build}, false, false, QueuedWork{Text: unreadText + "\n\nFrom Ann:\nbuild it", By: "Ann", ByID: 1}, true},
+		{"stopped", []CutTurn{build}, true, true, QueuedWork{}, false},
+		{"a go-on cut again", []CutTurn{again}, true, false, QueuedWork{}, false},
+		{"a go-on cut again, with a queued turn", []CutTurn{again, tests}, true, false,
+			QueuedWork{Text: unreadText + "\n\nFrom Bob:\nand the tests", By: "Bob", ByID: 2}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := GoOnAfterCrash(tc.turns, tc.begun, tc.stopped)
+			if ok != tc.ok {
+				t.Fatalf("GoOnAfterCrash says %v, want %v", ok, tc.ok)
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("GoOnAfterCrash (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -23,15 +23,18 @@ import (
 const cutNotice = "Parley is restarting, and Claude's turn did not end in time: Parley stopped it. " +
 	"Claude is asked to go on where it left off as soon as the session runs again."
 
+// sentByParley opens every prompt Parley sends on its own.
+const sentByParley = "(Sent by Parley.) "
+
 // goOnText opens the prompt that has Claude go on with a turn a drain cut off.
-const goOnText = "(Sent by Parley.) Parley restarted while you were working, and stopped you. " +
+const goOnText = sentByParley + "Parley restarted while you were working, and stopped you. " +
 	"Go on where you left off."
 
 // neverReached introduces the turns the CLI never read.
 const neverReached = "messages sent to you meanwhile never reached you:"
 
 // unreadText opens the prompt that carries only turns the CLI never read.
-const unreadText = "(Sent by Parley.) Parley restarted, and these " + neverReached
+const unreadText = sentByParley + "Parley restarted, and these " + neverReached
 
 // cutOff is what a drain that ends the run now cuts off (a is what the
 // run is doing): the running turn, if Claude is to go on with it (the CLI
@@ -105,4 +108,39 @@ func (s *Supervisor) keepGoOn(ctx context.Context, sessionID string, w *QueuedWo
 		// Kept by this replica, it is released with the session (HandOver).
 		s.log.Warn("release the prompt that goes on with a turn cut off", "session_id", sessionID, "err", err)
 	}
+}
+
+// CrashNotice is what the page says when a crash (its replica killed, the
+// machine lost) cut a turn off and Claude is asked to go on.
+const CrashNotice = "The Parley replica running this session stopped while Claude was working. " +
+	"Claude is asked to go on with what it had not finished or read."
+
+// CutTurn is a turn a run that crashed had written and not finished, as
+// its log shows it once it is reconciled with Claude's transcript.
+type CutTurn struct {
+	Text string
+	By   Author
+}
+
+// GoOnAfterCrash is the prompt that goes on with what a crash cut off:
+// turns written and not finished, oldest first; begun says the CLI had
+// begun the first; stopped, that it was being stopped or waited for an
+// ask (whose answer goes on with it). The CLI forgets a cut turn as after
+// a drain (see above). A turn that was itself sent by Parley does not go
+// on again: a turn that takes its replica down with it is not run over and
+// over. ok is false when there is nothing to go on with.
+func GoOnAfterCrash(turns []CutTurn, begun, stopped bool) (w QueuedWork, ok bool) {
+	ts := make([]turnAuthor, len(turns))
+	for i, t := range turns {
+		ts[i] = turnAuthor{Author: t.By, n: i + 1, text: t.Text}
+	}
+	var running *turnAuthor
+	unread := ts
+	if begun && len(ts) > 0 {
+		unread = ts[1:]
+		if !stopped && !strings.HasPrefix(ts[0].text, sentByParley) {
+			running = &ts[0]
+		}
+	}
+	return goOn(running, unread)
 }

@@ -10,6 +10,9 @@ type StreamEvent struct {
 	MessageID string // of a message_start
 	DeltaType string // of a content_block_delta: text_delta, input_json_delta, …
 	Text      string // of a text_delta
+	// StopReason is a message_delta's: why the message ended (end_turn,
+	// tool_use, …).
+	StopReason string
 }
 
 // DecodeStreamEvent decodes a stream_event payload. It reports false for a
@@ -24,8 +27,9 @@ func DecodeStreamEvent(payload []byte) (StreamEvent, bool) {
 				ID string `json:"id"`
 			} `json:"message"`
 			Delta struct {
-				Type string `json:"type"`
-				Text string `json:"text"`
+				Type       string `json:"type"`
+				Text       string `json:"text"`
+				StopReason string `json:"stop_reason"`
 			} `json:"delta"`
 		} `json:"event"`
 	}
@@ -33,7 +37,7 @@ func DecodeStreamEvent(payload []byte) (StreamEvent, bool) {
 		return StreamEvent{}, false
 	}
 	return StreamEvent{Type: s.Event.Type, MessageID: s.Event.Message.ID,
-		DeltaType: s.Event.Delta.Type, Text: s.Event.Delta.Text}, true
+		DeltaType: s.Event.Delta.Type, Text: s.Event.Delta.Text, StopReason: s.Event.Delta.StopReason}, true
 }
 
 // IsTextDelta reports whether e appends streamed text.

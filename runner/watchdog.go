@@ -81,8 +81,11 @@ func (c stallCmd) run(ctx context.Context, r *Run) error {
 	}
 	r.stallFired = true
 	r.log.Warn("turn stalled: interrupting", "silent_for", r.stallTimeout)
-	r.notice(ctx, "warn", "Claude printed nothing for "+words(max(r.stallTimeout, time.Second))+
-		", so Parley interrupted the turn. The session goes on: send a message to continue.")
+	// "stops_turn": a crash while the interrupt ends the turn does not
+	// have it go on (GoOnAfterCrash).
+	r.recordJSON(ctx, TypeNotice, map[string]any{"level": "warn", "stops_turn": true,
+		"text": "Claude printed nothing for " + words(max(r.stallTimeout, time.Second)) +
+			", so Parley interrupted the turn. The session goes on: send a message to continue."})
 	r.nextReq++
 	r.interrupting()
 	err := r.write(ctx, map[string]any{"type": "control_request", "request_id": "parley-watchdog-" + strconv.Itoa(r.nextReq),

@@ -19,9 +19,9 @@ func cutTurnScenario() fakeapi.Scenario {
 }
 
 // cutTurn has replica a stream a long turn with a second prompt the CLI
-// queued behind it, then stops a (SIGTERM) with a 1 s drain: the grace ends
-// while the turn runs, and the drain cuts it off.
-func (e *env) cutTurn(a *replica) (sessionID string) {
+// queued behind it, then stops a with sig: SIGTERM with a 1 s drain (the
+// grace ends while the turn runs, and the drain cuts it off), or SIGKILL.
+func (e *env) cutTurn(a *replica, sig syscall.Signal) (sessionID string) {
 	e.t.Helper()
 	s := e.newSession()
 	wa := e.dialReplica(a, e.user, s.ID)
@@ -29,22 +29,22 @@ func (e *env) cutTurn(a *replica) (sessionID string) {
 	wa.waitFor(90*time.Second, "streamed words")
 	wa.prompt("and mind the tests")
 	waitUntil(e.t, 30*time.Second, "the queued prompt in the log", func() bool { return e.promptCount(s.ID) == 2 })
-	a.stop(syscall.SIGTERM)
+	a.stop(sig)
 	if n := len(e.fake.Requests()); n != 1 {
 		e.t.Fatalf("before the drain the model got %d requests, want the long turn's only", n)
 	}
 	return s.ID
 }
 
-// wantWentOn checks that the turn a drain cut off went on, on replica r:
-// the model was asked once more, to go on, and given the prompt the CLI
-// had queued (which the CLI itself forgets); the page says what happened;
-// nothing is left in line.
-func (e *env) wantWentOn(r *replica, sessionID string) {
+// wantWentOn checks that the turn a drain or a crash cut off went on, on
+// replica r: the model was asked once more, to go on, and given the prompt
+// the CLI had queued (which the CLI itself forgets); the page says what
+// happened (notice); nothing is left in line.
+func (e *env) wantWentOn(r *replica, sessionID, notice string) {
 	e.t.Helper()
 	w := e.dialReplica(r, e.user, sessionID)
-	w.waitFor(90*time.Second, "Parley is restarting, and Claude") // the page says so, before…
-	w.waitFor(90*time.Second, "Went on after the restart.")       // …the turn goes on
+	w.waitFor(90*time.Second, notice)                       // the page says so, before…
+	w.waitFor(90*time.Second, "Went on after the restart.") // …the turn goes on
 	reqs := e.fake.Requests()
 	if len(reqs) != 2 {
 		e.t.Fatalf("the model got %d requests, want 2: the cut turn, and the one that goes on", len(reqs))
@@ -73,8 +73,8 @@ func TestFaultReplicaSigtermGoesOnWithCutTurn(t *testing.T) {
 	e := newEnv(t, cutTurnScenario(), envOptions{quiet: true})
 	a := e.startReplica("A", "PARLEY_DRAIN_TIMEOUT=1")
 	b := e.startReplica("B")
-	s := e.cutTurn(a)
-	e.wantWentOn(b, s)
+	s := e.cutTurn(a, syscall.SIGTERM)
+	e.wantWentOn(b, s, drainNotice)
 	if got := e.owner(s); got != b.id {
 		t.Errorf("owner %q, want B (%s)", got, b.id)
 	}
@@ -86,10 +86,39 @@ func TestFaultReplicaSigtermGoesOnWithCutTurn(t *testing.T) {
 func TestFaultRestartGoesOnWithCutTurn(t *testing.T) {
 	e := newEnv(t, cutTurnScenario(), envOptions{quiet: true})
 	a := e.startReplica("A", "PARLEY_DRAIN_TIMEOUT=1")
-	s := e.cutTurn(a)
+	s := e.cutTurn(a, syscall.SIGTERM)
 	if all, released := e.lineItems(s); all != 1 || released != 1 {
 		t.Fatalf("after the shutdown the session has %d kept line items, %d released; want the prompt that goes on, released", all, released)
 	}
 	a2 := e.startReplica("A2")
-	e.wantWentOn(a2, s)
+	e.wantWentOn(a2, s, drainNotice)
+}
+
+// TestFaultCrashGoesOnWithCutTurn: the same when the replica is killed
+// (SIGKILL) mid-turn. Once its lease lapses, the replica that takes its
+// runs over finds the turns they had not finished in the log, and has
+// Claude go on with them.
+func TestFaultCrashGoesOnWithCutTurn(t *testing.T) {
+	e := newEnv(t, cutTurnScenario(), envOptions{quiet: true})
+	a := e.startReplica("A")
+	b := e.startReplica("B")
+	s := e.cutTurn(a, syscall.SIGKILL)
+	e.wantWentOn(b, s, "The Parley replica running this session stopped while Claude was working.")
+	if got := e.owner(s); got != b.id {
+		t.Errorf("owner %q, want B (%s)", got, b.id)
+	}
+}
+
+// drainNotice is how the page says a drain cut a turn off.
+const drainNotice = "Parley is restarting, and Claude"
+
+// TestFaultCrashRestartGoesOnWithCutTurn: the same with no other replica:
+// the replica started after the crash takes the session over once the
+// dead one's lease lapses, and has Claude go on.
+func TestFaultCrashRestartGoesOnWithCutTurn(t *testing.T) {
+	e := newEnv(t, cutTurnScenario(), envOptions{quiet: true})
+	a := e.startReplica("A")
+	s := e.cutTurn(a, syscall.SIGKILL)
+	a2 := e.startReplica("A2")
+	e.wantWentOn(a2, s, "The Parley replica running this session stopped while Claude was working.")
 }

@@ -26,13 +26,17 @@ func (s *Store) LostRunSessions(ctx context.Context) ([]string, error) {
 
 // ReconcileEvents returns what reconciling a session's log with Claude's
 // transcript reads of it, in order: its assistant and user events, its
-// runs' starts and ends, and the streamed events of its last run only (the
-// bulk of a log, needed just to close a reply cut off by a crash).
+// runs' starts and ends, and of its last run only, the streamed events
+// (the bulk of a log, needed just to close a reply cut off by a crash) and
+// what tells its turns apart (prompts, results, turn starts, stops, asks
+// and their deliveries), to go on with a turn a crash cut off.
 func (s *Store) ReconcileEvents(ctx context.Context, sessionID string) ([]Event, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT `+eventColumns+` FROM events
 		WHERE session_id = $1 AND (type IN ('assistant', 'user', 'run_started', 'run_ended')
-			OR type = 'stream_event' AND seq > coalesce((SELECT max(seq) FROM events
-				WHERE session_id = $1 AND type = 'run_started'), 0))
+			OR seq > coalesce((SELECT max(seq) FROM events WHERE session_id = $1 AND type = 'run_started'), 0)
+				AND (type IN ('stream_event', 'prompt', 'result', 'interrupt', 'input_requested', 'input_delivered')
+					OR type = 'system' AND payload->>'subtype' = 'init'
+					OR type = 'notice' AND payload ? 'stops_turn'))
 		ORDER BY seq`, sessionID)
 	list, err := pgx.CollectRows(rows, pgx.RowToStructByName[Event])
 	if err != nil {

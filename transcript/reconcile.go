@@ -31,6 +31,18 @@ type Session struct {
 	// Status is the session's status once a lost run is closed ("ended",
 	// or "waiting" while an ask stays open).
 	Status string
+	// GoOn asks for the prompt that goes on with what a lost run cut off
+	// (Reconciled.GoOn), and has the page say so.
+	GoOn bool
+}
+
+// Reconciled is what Reconcile did.
+type Reconciled struct {
+	Events int // appended to the log
+	// GoOn, when Session.GoOn was set, is the prompt that has Claude go on
+	// with the turns the lost run cut off, to be sent to the session
+	// before anything else (runner.GoOnAfterCrash); nil if there are none.
+	GoOn *runner.QueuedWork
 }
 
 // Reconciler appends to a session's log what the CLI's transcript holds and
@@ -69,16 +81,20 @@ func (r *Reconciler) Recover(ctx context.Context, s runner.Spec) error {
 // "parley_recovered"; replaces a reply whose stream was cut off and that
 // the transcript does not hold by its text so far ("parley_cut_off"); and
 // ends a run the log shows as live with a run_ended event. Call it only
-// when no process of the session runs. Running it again adds nothing. It
-// returns the number of events appended.
-func (r *Reconciler) Reconcile(ctx context.Context, s Session) (int, error) {
+// when no process of the session runs. Running it again adds nothing.
+//
+// With s.GoOn, a lost run whose turns did not all end gets the prompt that
+// goes on with them: the log, reconciled, tells which turns the CLI ended,
+// which one it began, and whether that one was being stopped or waited for
+// an ask; the page says Claude is asked to go on.
+func (r *Reconciler) Reconcile(ctx context.Context, s Session) (Reconciled, error) {
 	evs, err := r.log.ReconcileEvents(ctx, s.ID)
 	if err != nil {
-		return 0, fmt.Errorf("reconcile %s: %w", s.ID, err)
+		return Reconciled{}, fmt.Errorf("reconcile %s: %w", s.ID, err)
 	}
 	st := scan(evs)
 	if st.last, err = r.log.LastSeq(ctx, s.ID); err != nil {
-		return 0, fmt.Errorf("reconcile %s: %w", s.ID, err)
+		return Reconciled{}, fmt.Errorf("reconcile %s: %w", s.ID, err)
 	}
 	var entries []entry
 	if s.ClaudeSessionID != "" && s.ConfigDir != "" {
@@ -102,32 +118,42 @@ func (r *Reconciler) Reconcile(ctx context.Context, s Session) (int, error) {
 				"parent_tool_use_id": nil, "parley_recovered": true, "session_id": s.ClaudeSessionID,
 				"event": map[string]any{"type": "message_start", "message": map[string]any{"id": id, "role": "assistant"}}})})
 		}
-		add = append(add, appended{e.Type, recoveredPayload(e, s.ClaudeSessionID)})
+		p := recoveredPayload(e, s.ClaudeSessionID)
+		add = append(add, appended{e.Type, p})
 		st.note(e)
+		st.turns.follow(e.Type, p)
 	}
+	var res Reconciled
 	if st.runOpen {
 		for _, c := range st.cutOff() {
 			add = append(add, appended{"assistant", c})
+		}
+		if s.GoOn {
+			if w, ok := runner.GoOnAfterCrash(st.turns.cut()); ok {
+				res.GoOn = &w
+				add = append(add, appended{runner.TypeNotice, mustJSON(map[string]string{"level": "warn", "text": runner.CrashNotice})})
+			}
 		}
 		add = append(add, appended{runner.TypeRunEnded, mustJSON(map[string]any{
 			"exit_code": -1, "reason": LostRunReason, "status": s.Status, "parley_recovered": true})})
 	}
 	if len(add) == 0 {
-		return 0, nil
+		return res, nil
 	}
 	out := make([]store.Event, len(add))
 	for i, a := range add {
 		out[i] = store.Event{SessionID: s.ID, Seq: st.last + int64(i) + 1, Type: a.typ, Payload: a.payload}
 	}
 	if err := r.log.AppendEvents(ctx, out); err != nil {
-		return 0, fmt.Errorf("reconcile %s: %w", s.ID, err)
+		return Reconciled{}, fmt.Errorf("reconcile %s: %w", s.ID, err)
 	}
 	for _, e := range out {
 		r.pub.Publish(runner.Event{SessionID: e.SessionID, ProjectID: s.ProjectID, Seq: e.Seq, Type: e.Type, Payload: e.Payload})
 	}
 	r.l.Info("reconciled the session log with Claude's transcript", "session_id", s.ID,
-		"recovered", len(missing), "run_closed", st.runOpen, "events", len(out))
-	return len(out), nil
+		"recovered", len(missing), "run_closed", st.runOpen, "events", len(out), "goes_on", res.GoOn != nil)
+	res.Events = len(out)
+	return res, nil
 }
 
 type appended struct {

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"parley/runner"
 	"parley/store"
 	"parley/store/pgtest"
@@ -128,7 +130,8 @@ func TestReconcileAfterCrash(t *testing.T) {
 	pub := &published{}
 	rec := New(st, pub, slog.New(slog.DiscardHandler))
 	sess := Session{ID: s.ID, ProjectID: s.ProjectID, ClaudeSessionID: fixtureSession, ConfigDir: cfg, Status: "ended"}
-	n, err := rec.Reconcile(t.Context(), sess)
+	res, err := rec.Reconcile(t.Context(), sess)
+	n := res.Events
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,8 +163,8 @@ func TestReconcileAfterCrash(t *testing.T) {
 	if !bytes.Contains(compact(got[4].Payload), []byte(`"status":"ended"`)) {
 		t.Errorf("run_ended %s, want status ended", got[4].Payload)
 	}
-	if n, err := rec.Reconcile(t.Context(), sess); n != 0 || err != nil {
-		t.Errorf("second reconcile added %d (%v), want nothing", n, err)
+	if res, err := rec.Reconcile(t.Context(), sess); res.Events != 0 || err != nil {
+		t.Errorf("second reconcile added %d (%v), want nothing", res.Events, err)
 	}
 }
 
@@ -187,8 +190,8 @@ func TestReconcileCutOff(t *testing.T) {
 		streamEvent(map[string]any{"type": "content_block_delta", "delta": map[string]any{"type": "text_delta", "text": "sentence"}}))
 	appendLog(t, st, s.ID, evs...)
 	rec := New(st, &published{}, slog.New(slog.DiscardHandler))
-	n, err := rec.Reconcile(t.Context(), Session{ID: s.ID, ClaudeSessionID: fixtureSession, ConfigDir: cfg, Status: "ended"})
-	if err != nil || n != 2 {
+	res, err := rec.Reconcile(t.Context(), Session{ID: s.ID, ClaudeSessionID: fixtureSession, ConfigDir: cfg, Status: "ended"})
+	if n := res.Events; err != nil || n != 2 {
 		t.Fatalf("reconcile: %d, %v; want the cut-off reply and the run's end", n, err)
 	}
 	got := logOf(t, st, s.ID)
@@ -225,7 +228,8 @@ func TestReconcileHostileTranscript(t *testing.T) {
 			}
 			appendLog(t, st, s.ID, store.Event{Type: "run_started", Payload: []byte(`{"pid":1}`)})
 			rec := New(st, &published{}, slog.New(slog.DiscardHandler))
-			n, err := rec.Reconcile(t.Context(), Session{ID: s.ID, ClaudeSessionID: fixtureSession, ConfigDir: cfg, Status: "ended"})
+			res, err := rec.Reconcile(t.Context(), Session{ID: s.ID, ClaudeSessionID: fixtureSession, ConfigDir: cfg, Status: "ended"})
+			n := res.Events
 			got := logOf(t, st, s.ID)
 			if err != nil || n != 1 || got[len(got)-1].Type != "run_ended" {
 				t.Errorf("reconcile: %d, %v, last %s; want only the run closed", n, err, got[len(got)-1].Type)
@@ -258,3 +262,114 @@ func compact(b []byte) []byte {
 	}
 	return out.Bytes()
 }
+
+// TestGoOnAfterLostRun: closing a run a crash cut off, Reconcile tells from
+// the log, once reconciled with the transcript, whether the run's turns
+// all ended; if not, it gives the prompt that goes on with them
+// (runner.GoOnAfterCrash) and the page says so. A turn whose end reached
+// only the transcript, or only the stream (no result), ended.
+func TestGoOnAfterLostRun(t *testing.T) {
+	lines := fixtureLines(t)
+	var (
+		started = store.Event{Type: "run_started", Payload: []byte(`{"pid":1}`)}
+		initEv  = store.Event{Type: "system", Payload: []byte(`{"type":"system","subtype":"init"}`)}
+		result  = store.Event{Type: "result", Payload: []byte(`{"type":"result","subtype":"success"}`)}
+		goAnn   = store.Event{Type: "prompt", Payload: []byte(`{"text":"go","by":"Ann","by_id":1}`)}
+		testBob = store.Event{Type: "prompt", Payload: []byte(`{"text":"and the tests","by":"Bob","by_id":2,"queued":true}`)}
+		stop    = store.Event{Type: "interrupt", Payload: []byte(`{"by":"Ann"}`)}
+		stall   = store.Event{Type: "notice", Payload: []byte(`{"level":"warn","stops_turn":true,"text":"stalled"}`)}
+		ask     = store.Event{Type: "input_requested", Payload: []byte(`{"input_id":"i1"}`)}
+		gave    = store.Event{Type: "input_delivered", Payload: []byte(`{"input_id":"i1"}`)}
+		// The CLI's stdout has no stop_reason in its assistant events:
+		// the stream's message_delta carries it.
+		text, call = stdoutUnstopped(lines[0]), stdoutUnstopped(lines[1])
+		start      = streamEvent(map[string]any{"type": "message_start", "message": map[string]any{"id": "msg_2"}})
+		ended      = streamEvent(map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "end_turn"}})
+		toolEnd    = streamEvent(map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "tool_use"}})
+	)
+	goOnAnn := runner.QueuedWork{Text: "(Sent by Parley.) Parley restarted while you were working, and stopped you. Go on where you left off.", By: "Ann", ByID: 1}
+	again := store.Event{Type: "prompt", Payload: mustJSON(map[string]any{"text": goOnAnn.Text, "by": "Ann", "by_id": 1})}
+	withBob := goOnAnn
+	withBob.Text += " These messages sent to you meanwhile never reached you:\n\nFrom Bob:\nand the tests"
+	onlyBob := runner.QueuedWork{Text: "(Sent by Parley.) Parley restarted, and these messages sent to you meanwhile never reached you:\n\nFrom Bob:\nand the tests", By: "Bob", ByID: 2}
+	for _, tc := range []struct {
+		name       string
+		transcript bool // the fixture's: the whole turn, ended
+		log        []store.Event
+		want       *runner.QueuedWork
+	}{
+		{"the log lags, the transcript ended the turn", true, []store.Event{started, goAnn, initEv, text}, nil},
+		{"the log lags, the transcript ended the turn, a prompt queued", true, []store.Event{started, goAnn, initEv, text, testBob}, &onlyBob},
+		{"cut in a tool call", false, []store.Event{started, goAnn, initEv, text, call, toolEnd}, &goOnAnn},
+		{"cut with a prompt queued", false, []store.Event{started, goAnn, initEv, text, testBob}, &withBob},
+		{"cut before its first message", false, []store.Event{started, goAnn, initEv}, &goOnAnn},
+		{"never begun", false, []store.Event{started, goAnn}, &runner.QueuedWork{
+			Text: "(Sent by Parley.) Parley restarted, and these messages sent to you meanwhile never reached you:\n\nFrom Ann:\ngo", By: "Ann", ByID: 1}},
+		{"ended in the stream, its result lost", false, []store.Event{started, goAnn, initEv, start, ended}, nil},
+		{"ended, the next not begun", false, []store.Event{started, goAnn, initEv, text, result, testBob}, &onlyBob},
+		{"being stopped", false, []store.Event{started, goAnn, initEv, text, stop}, nil},
+		{"being stopped, a prompt queued", false, []store.Event{started, goAnn, initEv, text, stop, testBob}, &onlyBob},
+		{"stopped by the watchdog", false, []store.Event{started, goAnn, initEv, text, stall}, nil},
+		{"waiting for an ask", false, []store.Event{started, goAnn, initEv, ask}, nil},
+		{"its ask answered", false, []store.Event{started, goAnn, initEv, ask, gave}, &goOnAnn},
+		{"an earlier run's turns do not count", false, []store.Event{started, goAnn, initEv, text, {Type: "run_ended", Payload: []byte(`{}`)}, started}, nil},
+		{"Parley's own prompt cut again", false, []store.Event{started, again, initEv, text}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st, s, cfg := setup(t)
+			claudeID := fixtureSession
+			if !tc.transcript {
+				claudeID = "00000000-0000-0000-0000-000000000000" // none
+			}
+			appendLog(t, st, s.ID, slicesClone(tc.log)...)
+			rec := New(st, &published{}, slog.New(slog.DiscardHandler))
+			res, err := rec.Reconcile(t.Context(), Session{ID: s.ID, ClaudeSessionID: claudeID, ConfigDir: cfg, Status: "ended", GoOn: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case tc.want == nil && res.GoOn != nil:
+				t.Fatalf("goes on with %+v, want nothing", *res.GoOn)
+			case tc.want != nil && res.GoOn == nil:
+				t.Fatalf("goes on with nothing, want %+v", *tc.want)
+			case tc.want != nil:
+				if diff := cmp.Diff(*tc.want, *res.GoOn); diff != "" {
+					t.Fatalf("the prompt that goes on (-want +got):\n%s", diff)
+				}
+			}
+			got := logOf(t, st, s.ID)
+			said := false
+			for _, e := range got {
+				said = said || e.Type == "notice" && bytes.Contains(e.Payload, []byte("Claude is asked to go on"))
+			}
+			if said != (tc.want != nil) || got[len(got)-1].Type != "run_ended" {
+				t.Errorf("the page says Claude goes on: %v, last event %s; want %v, then the run's end", said, got[len(got)-1].Type, tc.want != nil)
+			}
+			if tc.want == nil {
+				return
+			}
+			// Without GoOn (a run about to start for the team's own
+			// message), nothing is said: a second lost run to close.
+			appendLog(t, st, s.ID, started, goAnn, initEv)
+			res, err = rec.Reconcile(t.Context(), Session{ID: s.ID, ClaudeSessionID: claudeID, ConfigDir: cfg, Status: "ended"})
+			if err != nil || res.GoOn != nil || res.Events != 1 {
+				t.Errorf("without GoOn: %+v, %v; want the run closed, nothing to go on with", res, err)
+			}
+		})
+	}
+}
+
+// stdoutUnstopped is the CLI's stdout event of a transcript line, as the
+// CLI prints it: no stop_reason yet.
+func stdoutUnstopped(e entry) store.Event {
+	var m map[string]any
+	if err := json.Unmarshal(e.Message, &m); err != nil {
+		panic(err)
+	}
+	m["stop_reason"] = nil
+	e.Message = mustJSON(m)
+	return stdout(e)
+}
+
+// slicesClone copies events, so appendLog's numbering does not leak between cases.
+func slicesClone(evs []store.Event) []store.Event { return append([]store.Event(nil), evs...) }

@@ -18,6 +18,7 @@ type state struct {
 	// their text so far; done are the message ids with an assistant event.
 	streams []*stream
 	done    map[string]bool
+	turns   turns // the last run's
 }
 
 type stream struct {
@@ -43,6 +44,7 @@ func scan(evs []store.Event) *state {
 	var cur *stream
 	for _, ev := range evs {
 		st.last = ev.Seq
+		st.turns.follow(ev.Type, ev.Payload)
 		switch ev.Type {
 		case "run_started":
 			st.runOpen = true
