@@ -45,7 +45,8 @@ func (s *Server) RecoverLost(ctx context.Context, rec *transcript.Reconciler) (i
 			status = runner.StatusEnded
 		}
 		res, err := rec.Reconcile(ctx, transcript.Session{ID: id, ProjectID: p.ID,
-			ClaudeSessionID: sess.ClaudeSessionID, ConfigDir: s.configDirOf(p), Status: status, GoOn: true})
+			ClaudeSessionID: sess.ClaudeSessionID, ConfigDir: s.configDirOf(p), Status: status,
+			GoOn: true, MayPrompt: s.mayPrompt(p.ID)})
 		if err != nil {
 			return n, err
 		}

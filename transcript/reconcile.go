@@ -34,6 +34,9 @@ type Session struct {
 	// GoOn asks for the prompt that goes on with what a lost run cut off
 	// (Reconciled.GoOn), and has the page say so.
 	GoOn bool
+	// MayPrompt, if set, says whether a member may still send turns: a
+	// barred member's turn neither goes on nor is carried.
+	MayPrompt func(ctx context.Context, userID int64) (bool, error)
 }
 
 // Reconciled is what Reconcile did.
@@ -129,7 +132,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, s Session) (Reconciled, erro
 			add = append(add, appended{"assistant", c})
 		}
 		if s.GoOn {
-			if w, ok := runner.GoOnAfterCrash(st.turns.cut()); ok {
+			turns, begun, stopped := st.turns.cut()
+			turns, stopped = r.barOut(ctx, s, turns, begun, stopped)
+			if w, ok := runner.GoOnAfterCrash(turns, begun, stopped); ok {
 				res.GoOn = &w
 				add = append(add, appended{runner.TypeNotice, mustJSON(map[string]string{"level": "warn", "text": runner.CrashNotice})})
 			}
@@ -154,6 +159,34 @@ func (r *Reconciler) Reconcile(ctx context.Context, s Session) (Reconciled, erro
 		"recovered", len(missing), "run_closed", st.runOpen, "events", len(out), "goes_on", res.GoOn != nil)
 	res.Events = len(out)
 	return res, nil
+}
+
+// barOut leaves out the turns of members who may no longer prompt
+// (s.MayPrompt): a begun turn of theirs does not go on (stopped), a turn
+// the CLI never read is not carried. A member whose right cannot be
+// checked now keeps their turn: the runner checks the prompt's author
+// again before it sends it.
+func (r *Reconciler) barOut(ctx context.Context, s Session, turns []runner.CutTurn, begun, stopped bool) ([]runner.CutTurn, bool) {
+	if s.MayPrompt == nil {
+		return turns, stopped
+	}
+	var kept []runner.CutTurn
+	for i, t := range turns {
+		if t.By.ID != 0 {
+			ok, err := s.MayPrompt(ctx, t.By.ID)
+			if err != nil {
+				r.l.Warn("check that a cut turn's author may still prompt", "session_id", s.ID, "user_id", t.By.ID, "err", err)
+			} else if !ok {
+				if i == 0 && begun {
+					stopped = true // it stays first: the turns after it are the unread ones
+				} else {
+					continue
+				}
+			}
+		}
+		kept = append(kept, t)
+	}
+	return kept, stopped
 }
 
 type appended struct {

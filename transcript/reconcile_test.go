@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
@@ -297,23 +298,27 @@ func TestGoOnAfterLostRun(t *testing.T) {
 		transcript bool // the fixture's: the whole turn, ended
 		log        []store.Event
 		want       *runner.QueuedWork
+		barred     int64 // a member who may no longer prompt
 	}{
-		{"the log lags, the transcript ended the turn", true, []store.Event{started, goAnn, initEv, text}, nil},
-		{"the log lags, the transcript ended the turn, a prompt queued", true, []store.Event{started, goAnn, initEv, text, testBob}, &onlyBob},
-		{"cut in a tool call", false, []store.Event{started, goAnn, initEv, text, call, toolEnd}, &goOnAnn},
-		{"cut with a prompt queued", false, []store.Event{started, goAnn, initEv, text, testBob}, &withBob},
-		{"cut before its first message", false, []store.Event{started, goAnn, initEv}, &goOnAnn},
+		{"the log lags, the transcript ended the turn", true, []store.Event{started, goAnn, initEv, text}, nil, 0},
+		{"the log lags, the transcript ended the turn, a prompt queued", true, []store.Event{started, goAnn, initEv, text, testBob}, &onlyBob, 0},
+		{"cut in a tool call", false, []store.Event{started, goAnn, initEv, text, call, toolEnd}, &goOnAnn, 0},
+		{"cut with a prompt queued", false, []store.Event{started, goAnn, initEv, text, testBob}, &withBob, 0},
+		{"cut before its first message", false, []store.Event{started, goAnn, initEv}, &goOnAnn, 0},
 		{"never begun", false, []store.Event{started, goAnn}, &runner.QueuedWork{
-			Text: "(Sent by Parley.) Parley restarted, and these messages sent to you meanwhile never reached you:\n\nFrom Ann:\ngo", By: "Ann", ByID: 1}},
-		{"ended in the stream, its result lost", false, []store.Event{started, goAnn, initEv, start, ended}, nil},
-		{"ended, the next not begun", false, []store.Event{started, goAnn, initEv, text, result, testBob}, &onlyBob},
-		{"being stopped", false, []store.Event{started, goAnn, initEv, text, stop}, nil},
-		{"being stopped, a prompt queued", false, []store.Event{started, goAnn, initEv, text, stop, testBob}, &onlyBob},
-		{"stopped by the watchdog", false, []store.Event{started, goAnn, initEv, text, stall}, nil},
-		{"waiting for an ask", false, []store.Event{started, goAnn, initEv, ask}, nil},
-		{"its ask answered", false, []store.Event{started, goAnn, initEv, ask, gave}, &goOnAnn},
-		{"an earlier run's turns do not count", false, []store.Event{started, goAnn, initEv, text, {Type: "run_ended", Payload: []byte(`{}`)}, started}, nil},
-		{"Parley's own prompt cut again", false, []store.Event{started, again, initEv, text}, nil},
+			Text: "(Sent by Parley.) Parley restarted, and these messages sent to you meanwhile never reached you:\n\nFrom Ann:\ngo", By: "Ann", ByID: 1}, 0},
+		{"ended in the stream, its result lost", false, []store.Event{started, goAnn, initEv, start, ended}, nil, 0},
+		{"ended, the next not begun", false, []store.Event{started, goAnn, initEv, text, result, testBob}, &onlyBob, 0},
+		{"being stopped", false, []store.Event{started, goAnn, initEv, text, stop}, nil, 0},
+		{"being stopped, a prompt queued", false, []store.Event{started, goAnn, initEv, text, stop, testBob}, &onlyBob, 0},
+		{"stopped by the watchdog", false, []store.Event{started, goAnn, initEv, text, stall}, nil, 0},
+		{"waiting for an ask", false, []store.Event{started, goAnn, initEv, ask}, nil, 0},
+		{"its ask answered", false, []store.Event{started, goAnn, initEv, ask, gave}, &goOnAnn, 0},
+		{"an earlier run's turns do not count", false, []store.Event{started, goAnn, initEv, text, {Type: "run_ended", Payload: []byte(`{}`)}, started}, nil, 0},
+		{"Parley's own prompt cut again", false, []store.Event{started, again, initEv, text}, nil, 0},
+		{"a barred member's queued prompt", false, []store.Event{started, goAnn, initEv, text, testBob}, &goOnAnn, 2},
+		{"a barred member's cut turn", false, []store.Event{started, goAnn, initEv, text, testBob}, &onlyBob, 1},
+		{"a barred member's turn never begun", false, []store.Event{started, goAnn}, nil, 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, s, cfg := setup(t)
@@ -323,7 +328,11 @@ func TestGoOnAfterLostRun(t *testing.T) {
 			}
 			appendLog(t, st, s.ID, slicesClone(tc.log)...)
 			rec := New(st, &published{}, slog.New(slog.DiscardHandler))
-			res, err := rec.Reconcile(t.Context(), Session{ID: s.ID, ClaudeSessionID: claudeID, ConfigDir: cfg, Status: "ended", GoOn: true})
+			sess := Session{ID: s.ID, ClaudeSessionID: claudeID, ConfigDir: cfg, Status: "ended", GoOn: true}
+			if tc.barred != 0 {
+				sess.MayPrompt = func(_ context.Context, id int64) (bool, error) { return id != tc.barred, nil }
+			}
+			res, err := rec.Reconcile(t.Context(), sess)
 			if err != nil {
 				t.Fatal(err)
 			}
