@@ -212,6 +212,7 @@ func (n *Node) heartbeat(ctx context.Context) {
 	}
 	if !alive {
 		n.Log.Error("this replica's lease had lapsed and was renewed; other replicas may have taken its sessions over")
+		n.fence(ctx)
 	}
 	dead, sessions, err := n.Store.TakeOver(ctx)
 	if err != nil {
@@ -230,6 +231,35 @@ func (n *Node) heartbeat(ctx context.Context) {
 		for _, id := range dead {
 			n.local().RemoteViewers(id, "", nil, false)
 		}
+	}
+}
+
+// fence stops the runs of this replica that another replica took over
+// while its lease had lapsed (a long pause: the process stopped, the
+// machine suspended): their sessions may already run elsewhere, resumed
+// or going on with a cut turn, and one conversation must not run in two
+// processes.
+func (n *Node) fence(ctx context.Context) {
+	bySession := map[int64]string{}
+	var ids []int64
+	for _, id := range n.Supervisor.Sessions() {
+		if r, ok := n.Supervisor.Live(id); ok && r.ID() != 0 {
+			bySession[r.ID()] = id
+			ids = append(ids, r.ID())
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	ended, err := n.Store.EndedRuns(ctx, ids)
+	if err != nil {
+		n.Log.Error("find the runs taken over while this replica's lease had lapsed", "err", err)
+		return
+	}
+	for _, runID := range ended {
+		n.Log.Warn("stopping a run another replica took over while this replica's lease had lapsed",
+			"session_id", bySession[runID], "run_id", runID)
+		n.wg.Go(func() { n.Supervisor.Fence(bySession[runID], runID) })
 	}
 }
 

@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
 )
 
@@ -59,6 +60,9 @@ func (r *Run) flush(ctx context.Context) {
 	if err == nil {
 		r.publishBatch(evs)
 		return
+	}
+	if errors.Is(err, errFenced) {
+		return // the session is another replica's now
 	}
 	if unavailable(err) {
 		// Only a run being stopped gives up waiting for the database.

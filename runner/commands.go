@@ -14,7 +14,7 @@ import (
 type turnCmd struct {
 	text   string
 	by     Author
-	resend bool  // already in the log: a turn a failed resume lost
+	resend bool  // a turn a failed resume lost, logged again as resent
 	line   int64 // its kept line item, named in the prompt event (0 = none)
 	reply  chan error
 }
@@ -51,24 +51,39 @@ func (r *Run) turn(ctx context.Context, text string, by Author, line int64) erro
 		r.notice(ctx, "warn", notSentNotice(by))
 		return ErrNotAllowed
 	}
+	r.recordPrompt(ctx, text, by, line, false)
+	return r.writeTurn(ctx, sentTurn{text: text, by: by})
+}
+
+// recordPrompt logs a turn about to be written to the CLI, with its
+// author's id (a turn a crash cut off goes on with its author,
+// GoOnAfterCrash), the line item it waited as (0: none), and whether it is
+// sent again to a fresh conversation.
+func (r *Run) recordPrompt(ctx context.Context, text string, by Author, line int64, resent bool) {
 	p := map[string]any{"text": text, "by": by.Name, "queued": r.turns > 0}
 	if by.ID != 0 {
-		p["by_id"] = by.ID // a turn a crash cut off goes on with its author (GoOnAfterCrash)
+		p["by_id"] = by.ID
 	}
 	if line != 0 {
 		p["line"] = line
 	}
-	r.recordJSON(ctx, TypePrompt, p)
-	return r.writeTurn(ctx, sentTurn{text: text, by: by})
+	typ := TypePrompt
+	if resent {
+		typ = TypeTurnResent
+	}
+	r.recordJSON(ctx, typ, p)
 }
 
 // resendTurn writes again a turn a failed resume lost: it waited, so its
-// author is checked first, as for any turn that waited in line.
+// author is checked first, as for any turn that waited in line. It is
+// logged again as resent (the page shows it once, where it was sent
+// first): the new run's log holds every turn its CLI had.
 func (r *Run) resendTurn(ctx context.Context, t sentTurn) error {
 	if r.mustCheck(t.by, true) && !r.allowed(ctx, t.by) {
 		r.notice(ctx, "warn", notSentNotice(t.by))
 		return ErrNotAllowed
 	}
+	r.recordPrompt(ctx, t.text, t.by, 0, true)
 	return r.writeTurn(ctx, t)
 }
 
@@ -194,6 +209,10 @@ func (c resolveCmd) run(ctx context.Context, r *Run) error {
 	}
 	return r.resolve(ctx, pa, c.status, Response{Reason: c.reason})
 }
+
+// Withdrawn is the reason of an input_detached event for an ask Claude
+// stopped waiting for while its process lives: its turn goes on without it.
+const Withdrawn = "Claude stopped waiting for the answer"
 
 // detachCmd says the waiter of an ask has gone (see Run.detach).
 type detachCmd struct {

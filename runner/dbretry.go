@@ -67,6 +67,9 @@ type committedFunc func(ctx context.Context) (bool, error)
 func (r *Run) persist(ctx context.Context, write func(context.Context) error, committed committedFunc) error {
 	wait := retryFirst
 	for {
+		if r.fenced.Load() {
+			return errFenced
+		}
 		wctx, cancel := context.WithTimeout(ctx, writeTimeout)
 		err := write(wctx)
 		cancel()

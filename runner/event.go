@@ -15,6 +15,7 @@ import (
 // control_response, tool_progress and whatever a newer CLI prints).
 const (
 	TypePrompt         = "prompt"          // a user turn written to stdin
+	TypeTurnResent     = "turn_resent"     // a turn a failed --resume lost, written again to a fresh conversation
 	TypeInterrupt      = "interrupt"       // a stop requested by a member
 	TypeRunStarted     = "run_started"     // a claude process started
 	TypeRunEnded       = "run_ended"       // a claude process exited

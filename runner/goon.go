@@ -23,18 +23,18 @@ import (
 const cutNotice = "Parley is restarting, and Claude's turn did not end in time: Parley stopped it. " +
 	"Claude is asked to go on where it left off as soon as the session runs again."
 
-// sentByParley opens every prompt Parley sends on its own.
-const sentByParley = "(Sent by Parley.) "
+// SentByParley opens every prompt Parley sends on its own.
+const SentByParley = "(Sent by Parley.) "
 
 // goOnText opens the prompt that has Claude go on with a turn a drain cut off.
-const goOnText = sentByParley + "Parley restarted while you were working, and stopped you. " +
+const goOnText = SentByParley + "Parley restarted while you were working, and stopped you. " +
 	"Go on where you left off."
 
 // neverReached introduces the turns the CLI never read.
 const neverReached = "messages sent to you meanwhile never reached you:"
 
 // unreadText opens the prompt that carries only turns the CLI never read.
-const unreadText = sentByParley + "Parley restarted, and these " + neverReached
+const unreadText = SentByParley + "Parley restarted, and these " + neverReached
 
 // cutOff is what a drain that ends the run now cuts off (a is what the
 // run is doing): the running turn, if Claude is to go on with it (the CLI
@@ -138,7 +138,7 @@ func GoOnAfterCrash(turns []CutTurn, begun, stopped bool) (w QueuedWork, ok bool
 	unread := ts
 	if begun && len(ts) > 0 {
 		unread = ts[1:]
-		if !stopped && !strings.HasPrefix(ts[0].text, sentByParley) {
+		if !stopped && !strings.HasPrefix(ts[0].text, SentByParley) {
 			running = &ts[0]
 		}
 	}

@@ -47,3 +47,6 @@ func (r *Run) Spec() Spec { return r.spec }
 
 // Pid is the process id of the run's claude.
 func (r *Run) Pid() int { return r.proc.cmd.Process.Pid }
+
+// ID is the run's id in the journal (RunStarted; 0 if it was not recorded).
+func (r *Run) ID() int64 { return r.id }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -34,11 +35,14 @@ type Run struct {
 	exited        chan exitInfo // the process has ended (after stdout EOF)
 	done          chan struct{} // closed when the loop has ended
 	cancel        context.CancelFunc
-	finished      chan struct{} // closed when every goroutine of the run has ended
-	onEnd         func()        // called by the loop once the run has ended
-	idleTimeout   time.Duration // end the process after this long with nothing to do; 0 = never
-	idle          *time.Timer   // owned by the loop
-	idleState                   // what the slot queue reads (slots.go)
+	// fenced: another replica took the session over (Fence); the run
+	// writes nothing more to the log.
+	fenced      atomic.Bool
+	finished    chan struct{} // closed when every goroutine of the run has ended
+	onEnd       func()        // called by the loop once the run has ended
+	idleTimeout time.Duration // end the process after this long with nothing to do; 0 = never
+	idle        *time.Timer   // owned by the loop
+	idleState                 // what the slot queue reads (slots.go)
 
 	// Owned by the loop goroutine.
 	seq      int64
@@ -168,7 +172,7 @@ func (r *Run) record(ctx context.Context, typ string, payload []byte) error {
 	// An outage is waited out (persist); a refusal is the caller's to handle.
 	err := r.persist(ctx, func(ctx context.Context) error { return r.journal.Append(ctx, e) }, r.seqCommitted(e.Seq, e.Seq))
 	if err != nil {
-		if !unavailable(err) {
+		if !unavailable(err) && !errors.Is(err, errFenced) {
 			r.resync(ctx)
 		}
 		return fmt.Errorf("append %s event %d: %w", typ, e.Seq, err)

@@ -220,6 +220,20 @@ func (s *Supervisor) answer(ctx context.Context, sessionID string, start Starter
 	})
 }
 
+// errFenced is what a fenced run's writes return (Fence).
+var errFenced = errors.New("the run was taken over by another replica")
+
+// Fence ends the session's run, if it is the run runID, without writing
+// anything more to the session's log: another replica took the session
+// over while this one's lease had lapsed, and writes it now. It waits for
+// the run to end.
+func (s *Supervisor) Fence(sessionID string, runID int64) {
+	if r, ok := s.Live(sessionID); ok && r.id == runID {
+		r.fenced.Store(true)
+		r.Stop()
+	}
+}
+
 // Stop ends the session's process, if any, and waits for its run to end.
 func (s *Supervisor) Stop(sessionID string) {
 	if r, ok := s.Live(sessionID); ok {
@@ -460,7 +474,7 @@ func (r *Run) Ask(ctx context.Context, f askuser.Form) (askuser.Answer, error) {
 		// process died, or Claude gave up on the call. An interrupt has
 		// already cancelled the ask; anything else leaves it open, to be
 		// answered as a new turn.
-		r.post(detachCmd{id: opened.id, reason: "Claude stopped waiting for the answer"})
+		r.post(detachCmd{id: opened.id, reason: Withdrawn})
 		return askuser.Answer{}, ctx.Err()
 	}
 }

@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"strings"
 
 	"parley/runner"
 	"parley/store"
@@ -13,54 +15,74 @@ import (
 // crashed (its log still shows the run as live, no run of it is open): the
 // steps Claude's transcript holds and the log lacks are added, and the run
 // is closed, so the page shows the whole reply and the session idle; a
-// turn it cut off goes on (transcript.Reconciled.GoOn, kept in line). Call
-// it at start, after the takeover of stopped replicas, and after each later
-// takeover. It returns how many sessions it reconciled.
+// turn it cut off goes on (transcript.Reconciled.GoOn, kept in line for
+// this replica's next pass over it). Call it at start, after the takeover
+// of stopped replicas, and after each later takeover. A session that
+// cannot be reconciled now is left for the next call, or for its next
+// run, which reconciles it first. It returns how many sessions it
+// reconciled, and the errors of those it could not.
 func (s *Server) RecoverLost(ctx context.Context, rec *transcript.Reconciler) (int, error) {
-	ids, err := s.st.LostRunSessions(ctx)
+	runs, err := s.st.LostRuns(ctx)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
-	for _, id := range ids {
-		// Only the session's owner writes its log: another replica may
-		// be starting a run of it (and reconciles it then itself).
-		owner, err := s.st.AcquireLease(ctx, id)
+	var errs []error
+	for _, lr := range runs {
+		if ctx.Err() != nil {
+			return n, errors.Join(append(errs, ctx.Err())...)
+		}
+		ok, err := s.recoverLost(ctx, rec, lr)
 		if err != nil {
-			return n, fmt.Errorf("recover session %s: %w", id, err)
+			errs = append(errs, fmt.Errorf("recover session %s: %w", lr.SessionID, err))
+		} else if ok {
+			n++
 		}
-		if owner != s.st.Replica() {
-			continue
-		}
-		sess, err := s.st.GetSession(ctx, id)
-		if err != nil {
-			return n, fmt.Errorf("recover session %s: %w", id, err)
-		}
-		p, err := s.st.GetProject(ctx, sess.ProjectID)
-		if err != nil {
-			return n, fmt.Errorf("recover session %s: %w", id, err)
-		}
-		status := sess.Status
-		if status != "waiting" {
-			status = runner.StatusEnded
-		}
-		res, err := rec.Reconcile(ctx, transcript.Session{ID: id, ProjectID: p.ID,
-			ClaudeSessionID: sess.ClaudeSessionID, ConfigDir: s.configDirOf(p), Status: status,
-			GoOn: true, MayPrompt: s.mayPrompt(p.ID)})
-		if err != nil {
-			return n, err
-		}
-		if w := res.GoOn; w != nil {
-			// Released: this replica's next pass over the line (at start,
-			// on a heartbeat, or on the session's next message) sends it
-			// before anything sent after it.
-			if _, err := s.st.KeepReleased(ctx, store.LineItem{SessionID: id, Kind: store.LinePrompt,
-				Text: w.Text, By: w.By, ByID: w.ByID}); err != nil {
-				return n, fmt.Errorf("recover session %s: %w", id, err)
-			}
-			s.log.Info("a crash cut a turn off: Claude is asked to go on", "session_id", id)
-		}
-		n++
 	}
-	return n, nil
+	return n, errors.Join(errs...)
+}
+
+// recoverLost reconciles one lost run's session if this replica holds, or
+// can take, its lease: only the session's owner writes its log, and
+// another replica may be starting a run of it (which reconciles it then
+// itself).
+func (s *Server) recoverLost(ctx context.Context, rec *transcript.Reconciler, lr store.LostRun) (bool, error) {
+	id := lr.SessionID
+	owner, err := s.st.AcquireLease(ctx, id)
+	if err != nil || owner != s.st.Replica() {
+		return false, err
+	}
+	sess, err := s.st.GetSession(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	p, err := s.st.GetProject(ctx, sess.ProjectID)
+	if err != nil {
+		return false, err
+	}
+	status := sess.Status
+	if status != "waiting" {
+		status = runner.StatusEnded
+	}
+	// A drain that cut the run's turn off (then the process was killed
+	// before it recorded the run's end) already kept the prompt that goes
+	// on: one is enough.
+	line, err := s.st.LineOf(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	goOn := true
+	for _, it := range line {
+		goOn = goOn && !(it.Kind == store.LinePrompt && strings.HasPrefix(it.Text, runner.SentByParley))
+	}
+	res, err := rec.Reconcile(ctx, transcript.Session{ID: id, ProjectID: p.ID,
+		ClaudeSessionID: sess.ClaudeSessionID, ConfigDir: s.configDirOf(p), Status: status,
+		GoOn: goOn, MayPrompt: s.mayPrompt(p.ID), LostRun: lr.StartSeq})
+	if err != nil {
+		return false, err
+	}
+	if res.GoOn != nil {
+		s.log.Info("a crash cut a turn off: Claude is asked to go on", "session_id", id)
+	}
+	return true, nil
 }

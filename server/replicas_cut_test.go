@@ -122,3 +122,51 @@ func TestFaultCrashRestartGoesOnWithCutTurn(t *testing.T) {
 	a2 := e.startReplica("A2")
 	e.wantWentOn(a2, s, "The Parley replica running this session stopped while Claude was working.")
 }
+
+// TestFaultPausedReplicaIsFenced: a replica paused (SIGSTOP) longer than
+// its lease while its turn streams is taken over: B has Claude go on with
+// the cut turn. When A wakes up, it finds its lease had lapsed and stops
+// the run B took over, writing nothing more: one conversation never runs
+// in two processes for longer than A's next heartbeat.
+func TestFaultPausedReplicaIsFenced(t *testing.T) {
+	e := newEnv(t, cutTurnScenario(), envOptions{quiet: true})
+	a := e.startReplica("A")
+	b := e.startReplica("B")
+	s := e.newSession()
+	wa := e.dialReplica(a, e.user, s.ID)
+	wa.prompt("stream something long")
+	wa.waitFor(90*time.Second, "streamed words")
+	wa.prompt("and mind the tests")
+	waitUntil(t, 30*time.Second, "the queued prompt in the log", func() bool { return e.promptCount(s.ID) == 2 })
+	var aRun int64
+	e.queryRow(`SELECT id FROM runs WHERE session_id = $1`, []any{s.ID}, &aRun)
+	aPid := e.pidOf(s.ID)
+	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	stopped := true
+	defer func() {
+		if stopped {
+			_ = a.cmd.Process.Signal(syscall.SIGCONT)
+		}
+	}()
+	e.wantWentOn(b, s.ID, "The Parley replica running this session stopped while Claude was working.")
+	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	stopped = false
+	// A's run ends: its process group is gone…
+	waitUntil(t, 30*time.Second, "A's claude process to end", func() bool {
+		return syscall.Kill(aPid, 0) == syscall.ESRCH
+	})
+	// …B's run is the session's only live one, and it goes on working.
+	var open int
+	e.queryRow(`SELECT count(*) FROM runs WHERE session_id = $1 AND ended_at IS NULL AND id <> $2`, []any{s.ID, aRun}, &open)
+	if open != 1 || e.owner(s.ID) != b.id {
+		t.Errorf("%d open runs besides A's, owner %q; want B's one run (%s)", open, e.owner(s.ID), b.id)
+	}
+	wb := e.dialReplica(b, e.user, s.ID)
+	wb.prompt("still there?")
+	wb.waitFor(90*time.Second, fakeapi.ExhaustedText)
+	e.wantContiguousLog(s.ID)
+}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Event is one entry of a session's event log, numbered by Seq from 1 without gaps.
@@ -90,6 +91,16 @@ func (s *Store) AppendEvents(ctx context.Context, evs []Event) error {
 	if len(evs) == 1 {
 		return s.AppendEvent(ctx, evs[0])
 	}
+	return appendEvents(ctx, s.pool, evs)
+}
+
+// execer runs a statement, in a pool or a transaction.
+type execer interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+}
+
+// appendEvents is AppendEvents on q.
+func appendEvents(ctx context.Context, q execer, evs []Event) error {
 	seqs := make([]int64, len(evs))
 	types := make([]string, len(evs))
 	payloads := make([]string, len(evs))
@@ -104,7 +115,7 @@ func (s *Store) AppendEvents(ctx context.Context, evs []Event) error {
 			created[i] = now
 		}
 	}
-	if _, err := s.pool.Exec(ctx, `
+	if _, err := q.Exec(ctx, `
 		INSERT INTO events (session_id, seq, type, payload, created_at)
 		SELECT $1, e.seq, e.type, e.payload::jsonb, e.created_at
 		FROM unnest($2::bigint[], $3::text[], $4::text[], $5::timestamptz[]) AS e(seq, type, payload, created_at)`,

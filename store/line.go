@@ -47,18 +47,22 @@ func (s *Store) KeepInLine(ctx context.Context, it LineItem) (int64, error) {
 	return id, nil
 }
 
-// KeepReleased saves a prompt or an answer in line for any replica to send
-// on (SessionsWithOrphanedLine): the next heartbeat of the replica that
-// holds the session's lease, or of any replica once it is free.
-func (s *Store) KeepReleased(ctx context.Context, it LineItem) (int64, error) {
-	var id int64
-	err := s.pool.QueryRow(ctx, `INSERT INTO session_line (session_id, replica_id, kind, text, by_name, by_id, input_id, response)
-		VALUES ($1, '', $2, $3, $4, $5, $6, $7) RETURNING id`,
-		it.SessionID, it.Kind, it.Text, it.By, it.ByID, it.InputID, nullJSON(it.Response)).Scan(&id)
-	if err != nil {
-		return 0, fmt.Errorf("keep a %s of session %s in line, released: %w", it.Kind, it.SessionID, err)
-	}
-	return id, nil
+// AppendEventsKeeping appends evs (as AppendEvents) and keeps it in line,
+// released, in one transaction: a log that says a prompt will be sent, and
+// the prompt kept for any replica to send on (SessionsWithOrphanedLine),
+// go together or not at all.
+func (s *Store) AppendEventsKeeping(ctx context.Context, evs []Event, it LineItem) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := appendEvents(ctx, tx, evs); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO session_line (session_id, replica_id, kind, text, by_name, by_id, input_id, response)
+			VALUES ($1, '', $2, $3, $4, $5, $6, $7)`,
+			it.SessionID, it.Kind, it.Text, it.By, it.ByID, it.InputID, nullJSON(it.Response)); err != nil {
+			return fmt.Errorf("keep a %s of session %s in line, released: %w", it.Kind, it.SessionID, err)
+		}
+		return nil
+	})
 }
 
 // LeftLine removes an item its run has had (or that failed for good), if

@@ -7,21 +7,32 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// LostRunSessions returns the sessions whose log shows a run as live (a
-// run_started with no run_ended after it) while no run of theirs is open:
-// their process went with a Parley that crashed, and nobody recorded the end.
-func (s *Store) LostRunSessions(ctx context.Context) ([]string, error) {
+// LostRun is a run a session's log shows as live while no run of the
+// session is open: its process went with a Parley that crashed, and nobody
+// recorded the end.
+type LostRun struct {
+	SessionID string `db:"id"`
+	// StartSeq is the seq of its run_started event: a run that starts
+	// later is not it.
+	StartSeq int64 `db:"start_seq"`
+}
+
+// LostRuns returns the lost runs (LostRun), oldest session first.
+func (s *Store) LostRuns(ctx context.Context) ([]LostRun, error) {
 	rows, _ := s.pool.Query(ctx, `
-		SELECT s.id FROM sessions s
-		WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.session_id = s.id AND r.ended_at IS NULL)
-			AND coalesce((SELECT max(seq) FROM events e WHERE e.session_id = s.id AND e.type = 'run_started'), 0) >
-				coalesce((SELECT max(seq) FROM events e WHERE e.session_id = s.id AND e.type = 'run_ended'), 0)
-		ORDER BY s.updated_at`)
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		SELECT id, start_seq FROM (
+			SELECT s.id, s.updated_at,
+				coalesce((SELECT max(seq) FROM events e WHERE e.session_id = s.id AND e.type = 'run_started'), 0) AS start_seq,
+				coalesce((SELECT max(seq) FROM events e WHERE e.session_id = s.id AND e.type = 'run_ended'), 0) AS end_seq
+			FROM sessions s
+			WHERE NOT EXISTS (SELECT 1 FROM runs r WHERE r.session_id = s.id AND r.ended_at IS NULL)) l
+		WHERE start_seq > end_seq
+		ORDER BY updated_at`)
+	runs, err := pgx.CollectRows(rows, pgx.RowToStructByName[LostRun])
 	if err != nil {
 		return nil, fmt.Errorf("sessions with lost runs: %w", err)
 	}
-	return ids, nil
+	return runs, nil
 }
 
 // ReconcileEvents returns what reconciling a session's log with Claude's
@@ -34,7 +45,8 @@ func (s *Store) ReconcileEvents(ctx context.Context, sessionID string) ([]Event,
 	rows, _ := s.pool.Query(ctx, `SELECT `+eventColumns+` FROM events
 		WHERE session_id = $1 AND (type IN ('assistant', 'user', 'run_started', 'run_ended')
 			OR seq > coalesce((SELECT max(seq) FROM events WHERE session_id = $1 AND type = 'run_started'), 0)
-				AND (type IN ('stream_event', 'prompt', 'result', 'interrupt', 'input_requested', 'input_delivered')
+				AND (type IN ('stream_event', 'prompt', 'turn_resent', 'result', 'interrupt',
+						'input_requested', 'input_resolved', 'input_delivered', 'input_detached')
 					OR type = 'system' AND payload->>'subtype' = 'init'
 					OR type = 'notice' AND payload ? 'stops_turn'))
 		ORDER BY seq`, sessionID)

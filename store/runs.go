@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // StartRun records that a claude process with pid started for the session and returns the
@@ -15,6 +17,17 @@ func (s *Store) StartRun(ctx context.Context, sessionID string, pid int) (int64,
 		return 0, fmt.Errorf("start run of session %s: %w", sessionID, err)
 	}
 	return id, nil
+}
+
+// EndedRuns returns which of the runs ids have ended: a replica whose lease
+// lapsed finds the runs another replica took over meanwhile.
+func (s *Store) EndedRuns(ctx context.Context, ids []int64) ([]int64, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT id FROM runs WHERE id = ANY($1) AND ended_at IS NOT NULL`, ids)
+	ended, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("ended runs: %w", err)
+	}
+	return ended, nil
 }
 
 // EndRun records how the run ended. A run that has already ended keeps its first ending.

@@ -20,6 +20,9 @@ type Log interface {
 	ReconcileEvents(ctx context.Context, sessionID string) ([]store.Event, error)
 	LastSeq(ctx context.Context, sessionID string) (int64, error)
 	AppendEvents(ctx context.Context, evs []store.Event) error
+	// AppendEventsKeeping appends evs and keeps it in line, released, in
+	// one transaction (the prompt that goes on, and the notice saying so).
+	AppendEventsKeeping(ctx context.Context, evs []store.Event, it store.LineItem) error
 }
 
 // Session names a session's log and the CLI's transcript of it.
@@ -37,14 +40,19 @@ type Session struct {
 	// MayPrompt, if set, says whether a member may still send turns: a
 	// barred member's turn neither goes on nor is carried.
 	MayPrompt func(ctx context.Context, userID int64) (bool, error)
+	// LostRun, if set, is the seq of the lost run's run_started
+	// (store.LostRun): when the log's last run is another one (it started
+	// since), nothing is done.
+	LostRun int64
 }
 
 // Reconciled is what Reconcile did.
 type Reconciled struct {
 	Events int // appended to the log
 	// GoOn, when Session.GoOn was set, is the prompt that has Claude go on
-	// with the turns the lost run cut off, to be sent to the session
-	// before anything else (runner.GoOnAfterCrash); nil if there are none.
+	// with the turns the lost run cut off (runner.GoOnAfterCrash), kept in
+	// line, released, with the events: the next pass over the line sends
+	// it. nil if there are none.
 	GoOn *runner.QueuedWork
 }
 
@@ -96,6 +104,9 @@ func (r *Reconciler) Reconcile(ctx context.Context, s Session) (Reconciled, erro
 		return Reconciled{}, fmt.Errorf("reconcile %s: %w", s.ID, err)
 	}
 	st := scan(evs)
+	if s.LostRun != 0 && st.runSeq != s.LostRun {
+		return Reconciled{}, nil // a run started since, and reconciled the log first
+	}
 	if st.last, err = r.log.LastSeq(ctx, s.ID); err != nil {
 		return Reconciled{}, fmt.Errorf("reconcile %s: %w", s.ID, err)
 	}
@@ -124,7 +135,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, s Session) (Reconciled, erro
 		p := recoveredPayload(e, s.ClaudeSessionID)
 		add = append(add, appended{e.Type, p})
 		st.note(e)
-		st.turns.follow(e.Type, p)
+		st.turns.follow(e.Type, p, true)
 	}
 	var res Reconciled
 	if st.runOpen {
@@ -149,7 +160,13 @@ func (r *Reconciler) Reconcile(ctx context.Context, s Session) (Reconciled, erro
 	for i, a := range add {
 		out[i] = store.Event{SessionID: s.ID, Seq: st.last + int64(i) + 1, Type: a.typ, Payload: a.payload}
 	}
-	if err := r.log.AppendEvents(ctx, out); err != nil {
+	if w := res.GoOn; w != nil {
+		err = r.log.AppendEventsKeeping(ctx, out, store.LineItem{SessionID: s.ID, Kind: store.LinePrompt,
+			Text: w.Text, By: w.By, ByID: w.ByID})
+	} else {
+		err = r.log.AppendEvents(ctx, out)
+	}
+	if err != nil {
 		return Reconciled{}, fmt.Errorf("reconcile %s: %w", s.ID, err)
 	}
 	for _, e := range out {

@@ -272,15 +272,29 @@ func compact(b []byte) []byte {
 func TestGoOnAfterLostRun(t *testing.T) {
 	lines := fixtureLines(t)
 	var (
-		started = store.Event{Type: "run_started", Payload: []byte(`{"pid":1}`)}
-		initEv  = store.Event{Type: "system", Payload: []byte(`{"type":"system","subtype":"init"}`)}
-		result  = store.Event{Type: "result", Payload: []byte(`{"type":"result","subtype":"success"}`)}
-		goAnn   = store.Event{Type: "prompt", Payload: []byte(`{"text":"go","by":"Ann","by_id":1}`)}
-		testBob = store.Event{Type: "prompt", Payload: []byte(`{"text":"and the tests","by":"Bob","by_id":2,"queued":true}`)}
-		stop    = store.Event{Type: "interrupt", Payload: []byte(`{"by":"Ann"}`)}
-		stall   = store.Event{Type: "notice", Payload: []byte(`{"level":"warn","stops_turn":true,"text":"stalled"}`)}
-		ask     = store.Event{Type: "input_requested", Payload: []byte(`{"input_id":"i1"}`)}
-		gave    = store.Event{Type: "input_delivered", Payload: []byte(`{"input_id":"i1"}`)}
+		started   = store.Event{Type: "run_started", Payload: []byte(`{"pid":1}`)}
+		initEv    = store.Event{Type: "system", Payload: []byte(`{"type":"system","subtype":"init"}`)}
+		result    = store.Event{Type: "result", Payload: []byte(`{"type":"result","subtype":"success"}`)}
+		goAnn     = store.Event{Type: "prompt", Payload: []byte(`{"text":"go","by":"Ann","by_id":1}`)}
+		testBob   = store.Event{Type: "prompt", Payload: []byte(`{"text":"and the tests","by":"Bob","by_id":2,"queued":true}`)}
+		stop      = store.Event{Type: "interrupt", Payload: []byte(`{"by":"Ann"}`)}
+		stall     = store.Event{Type: "notice", Payload: []byte(`{"level":"warn","stops_turn":true,"text":"stalled"}`)}
+		ask       = store.Event{Type: "input_requested", Payload: []byte(`{"input_id":"i1"}`)}
+		gave      = store.Event{Type: "input_delivered", Payload: []byte(`{"input_id":"i1"}`)}
+		timeout   = store.Event{Type: "input_resolved", Payload: []byte(`{"input_id":"i1","status":"timed_out"}`)}
+		withdrawn = store.Event{Type: "input_detached", Payload: mustJSON(map[string]any{"input_ids": []string{"i1"}, "reason": runner.Withdrawn})}
+		lost      = store.Event{Type: "input_detached", Payload: mustJSON(map[string]any{"input_ids": []string{"i1"}, "reason": "the Parley replica running this session stopped"})}
+		// The fixture's Bash call asks, is answered, and its result
+		// reaches the log with no input_delivered (the crash came first).
+		askCall  = store.Event{Type: "input_requested", Payload: mustJSON(map[string]any{"input_id": "i2", "tool_use_id": toolUseID(t, lines[1])})}
+		answered = store.Event{Type: "input_resolved", Payload: []byte(`{"input_id":"i2","status":"answered"}`)}
+		// What the CLI writes for the call it waited on when it is ended.
+		aborted = stdout(entry{Type: "user", UUID: "u-aborted", Message: mustJSON(map[string]any{"role": "user", "content": []map[string]any{{
+			"type": "tool_result", "is_error": true, "tool_use_id": toolUseID(t, lines[1]),
+			"content": "Tool permission request failed: AbortError: Tool permission stream closed before response received"}}})})
+		resent  = store.Event{Type: "turn_resent", Payload: []byte(`{"text":"go","by":"Ann","by_id":1}`)}
+		stopBob = store.Event{Type: "interrupt", Payload: []byte(`{"by":"Bob"}`)}
+		start3  = streamEvent(map[string]any{"type": "message_start", "message": map[string]any{"id": "msg_3"}})
 		// The CLI's stdout has no stop_reason in its assistant events:
 		// the stream's message_delta carries it.
 		text, call = stdoutUnstopped(lines[0]), stdoutUnstopped(lines[1])
@@ -319,6 +333,16 @@ func TestGoOnAfterLostRun(t *testing.T) {
 		{"a barred member's queued prompt", false, []store.Event{started, goAnn, initEv, text, testBob}, &goOnAnn, 2},
 		{"a barred member's cut turn", false, []store.Event{started, goAnn, initEv, text, testBob}, &onlyBob, 1},
 		{"a barred member's turn never begun", false, []store.Event{started, goAnn}, nil, 1},
+		{"its ask timed out", false, []store.Event{started, goAnn, initEv, ask, timeout}, &goOnAnn, 0},
+		{"its ask withdrawn", false, []store.Event{started, goAnn, initEv, ask, withdrawn}, &goOnAnn, 0},
+		{"its ask detached by the takeover", false, []store.Event{started, goAnn, initEv, ask, lost}, nil, 0},
+		{"its answer's result logged, not its delivery", false, []store.Event{started, goAnn, initEv, text, call, askCall, answered, stdoutUnstopped(lines[2])}, &goOnAnn, 0},
+		{"its answer not taken", false, []store.Event{started, goAnn, initEv, text, call, askCall, answered}, nil, 0},
+		{"its ask ended by the crash", false, []store.Event{started, goAnn, initEv, text, call, askCall, aborted}, nil, 0},
+		{"a Stop between turns", false, []store.Event{started, goAnn, initEv, text, result, stopBob, testBob, initEv}, &runner.QueuedWork{
+			Text: "(Sent by Parley.) Parley restarted while you were working, and stopped you. Go on where you left off.", By: "Bob", ByID: 2}, 0},
+		{"a turn that goes on after a message that ended", false, []store.Event{started, goAnn, initEv, start, ended, start3}, &goOnAnn, 0},
+		{"a turn resent to a fresh conversation", false, []store.Event{started, resent, initEv, text}, &goOnAnn, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			st, s, cfg := setup(t)
@@ -354,18 +378,75 @@ func TestGoOnAfterLostRun(t *testing.T) {
 			if said != (tc.want != nil) || got[len(got)-1].Type != "run_ended" {
 				t.Errorf("the page says Claude goes on: %v, last event %s; want %v, then the run's end", said, got[len(got)-1].Type, tc.want != nil)
 			}
+			line, err := st.LineOf(t.Context(), s.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if tc.want == nil {
+				if len(line) != 0 {
+					t.Errorf("kept in line: %+v, want nothing", line)
+				}
 				return
 			}
+			if len(line) != 1 || line[0].Text != tc.want.Text || line[0].ByID != tc.want.ByID {
+				t.Errorf("kept in line: %+v, want the prompt that goes on", line)
+			}
 			// Without GoOn (a run about to start for the team's own
-			// message), nothing is said: a second lost run to close.
+			// message), nothing goes on and nothing says so: a second lost
+			// run to close.
 			appendLog(t, st, s.ID, started, goAnn, initEv)
 			res, err = rec.Reconcile(t.Context(), Session{ID: s.ID, ClaudeSessionID: claudeID, ConfigDir: cfg, Status: "ended"})
 			if err != nil || res.GoOn != nil || res.Events != 1 {
 				t.Errorf("without GoOn: %+v, %v; want the run closed, nothing to go on with", res, err)
 			}
+			if got := logOf(t, st, s.ID); got[len(got)-1].Type != "run_ended" || got[len(got)-2].Type != "system" {
+				t.Errorf("without GoOn the log ends %s, %s; want only the run's end added", got[len(got)-2].Type, got[len(got)-1].Type)
+			}
 		})
 	}
+}
+
+// TestReconcileLeavesARunStartedSince: a lost run reconciled by a run that
+// started since is not the last run any more; reconciling it again, named
+// by its run_started's seq, touches nothing (the run now live keeps its
+// log, and nothing goes on).
+func TestReconcileLeavesARunStartedSince(t *testing.T) {
+	st, s, cfg := setup(t)
+	appendLog(t, st, s.ID, store.Event{Type: "run_started", Payload: []byte(`{"pid":1}`)},
+		store.Event{Type: "prompt", Payload: []byte(`{"text":"go","by":"Ann","by_id":1}`)})
+	lost := store.LostRun{SessionID: s.ID, StartSeq: 1}
+	appendLog(t, st, s.ID, store.Event{Type: "run_ended", Payload: []byte(`{}`)},
+		store.Event{Type: "run_started", Payload: []byte(`{"pid":2}`)},
+		store.Event{Type: "prompt", Payload: []byte(`{"text":"and now","by":"Ann","by_id":1}`)})
+	before := len(logOf(t, st, s.ID))
+	rec := New(st, &published{}, slog.New(slog.DiscardHandler))
+	res, err := rec.Reconcile(t.Context(), Session{ID: s.ID, ClaudeSessionID: fixtureSession, ConfigDir: cfg,
+		Status: "ended", GoOn: true, LostRun: lost.StartSeq})
+	if err != nil || res.Events != 0 || res.GoOn != nil {
+		t.Fatalf("reconcile: %+v, %v; want nothing done", res, err)
+	}
+	if after := len(logOf(t, st, s.ID)); after != before {
+		t.Errorf("the log grew from %d to %d events, want it untouched", before, after)
+	}
+}
+
+func toolUseID(t *testing.T, e entry) string {
+	t.Helper()
+	var m struct {
+		Content []struct {
+			Type, ID string
+		}
+	}
+	if err := json.Unmarshal(e.Message, &m); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range m.Content {
+		if b.Type == "tool_use" {
+			return b.ID
+		}
+	}
+	t.Fatal("no tool_use in the fixture's line")
+	return ""
 }
 
 // stdoutUnstopped is the CLI's stdout event of a transcript line, as the

@@ -14,6 +14,7 @@ type state struct {
 	last     int64           // the log's last seq
 	keys     map[string]bool // uuids, tool ids and message texts in the log
 	runOpen  bool            // the last run_started has no run_ended after it
+	runSeq   int64           // the last run_started's seq
 	// streams are the main conversation's streamed messages in order, with
 	// their text so far; done are the message ids with an assistant event.
 	streams []*stream
@@ -44,10 +45,10 @@ func scan(evs []store.Event) *state {
 	var cur *stream
 	for _, ev := range evs {
 		st.last = ev.Seq
-		st.turns.follow(ev.Type, ev.Payload)
+		st.turns.follow(ev.Type, ev.Payload, false)
 		switch ev.Type {
 		case "run_started":
-			st.runOpen = true
+			st.runOpen, st.runSeq = true, ev.Seq
 		case "run_ended":
 			st.runOpen = false
 		case "assistant", "user":

@@ -9,18 +9,25 @@ import (
 // turns follows the turns of a session's last run through its log, and
 // through what reconciling adds to it: the prompts the run wrote to the
 // CLI, how many turns ended, and of the one after them, whether the CLI
-// began it and whether it was being stopped. The log may lag the CLI after
-// a crash (its stdout was not all read), but never the transcript once it
-// is reconciled: a turn whose result never reached the log ended if its
-// last message did (its stop_reason, in the stream or the transcript).
+// began it, whether it was being stopped, and which of its asks it still
+// waits for. The log may lag the CLI after a crash (its stdout was not all
+// read), but never the transcript once it is reconciled.
+//
+// In the log, turns are told apart by the CLI's own marks: a system/init
+// begins one and a result ends it; a message whose stop_reason ends a turn
+// ends it too when no result follows (the crash came first). Steps
+// recovered from the transcript have no such marks: there a message after
+// one that ended a turn begins the next.
 type turns struct {
 	prompts []runner.CutTurn
-	ended   int             // turns that ended
-	ending  string          // a message that ended the running turn, its result not logged
-	current string          // the message streaming
-	begun   bool            // the CLI began the running turn (turn ended+1)
-	stopped bool            // the running turn was being stopped
-	asks    map[string]bool // its asks not yet answered to the process
+	ended   int    // turns that ended
+	ending  string // a message that ended the running turn, its result not logged
+	current string // the main conversation's last message
+	begun   bool   // the CLI began the running turn (turn ended+1)
+	stopped bool   // the running turn was being stopped
+	// asks are the running turn's asks (input id → tool_use id) whose
+	// answers the CLI has not taken: the turn waits for them.
+	asks map[string]string
 }
 
 // endsTurn reports whether a message that stopped for this reason ends its
@@ -40,22 +47,35 @@ func (t *turns) endTurn() {
 	clear(t.asks)
 }
 
-// message notes a message of the main conversation: one after the message
-// that ended the running turn begins the next.
-func (t *turns) message(id string) {
+// message notes a message of the main conversation. Every tool call before
+// it had its result (the model is asked only then), so no ask is waited
+// for any more.
+func (t *turns) message(id string, recovered bool) {
 	if t.ending != "" && id != t.ending {
-		t.endTurn()
+		if recovered {
+			t.endTurn() // the transcript's next turn
+		} else {
+			t.ending = "" // the log has no result, no init: the same turn goes on
+		}
 	}
-	t.begun = true
+	if id != t.current {
+		clear(t.asks)
+	}
+	t.current, t.begun = id, true
 }
 
-// follow notes one event of the log, or one that reconciling adds.
-func (t *turns) follow(typ string, payload []byte) {
+// follow notes one event of the log, or one that reconciling adds
+// (recovered).
+func (t *turns) follow(typ string, payload []byte, recovered bool) {
 	var p struct {
 		Text            string          `json:"text"`
 		By              string          `json:"by"`
 		ByID            int64           `json:"by_id"`
 		InputID         string          `json:"input_id"`
+		InputIDs        []string        `json:"input_ids"`
+		ToolUseID       string          `json:"tool_use_id"`
+		Status          string          `json:"status"`
+		Reason          string          `json:"reason"`
 		StopsTurn       bool            `json:"stops_turn"`
 		ParentToolUseID *string         `json:"parent_tool_use_id"`
 		Message         json.RawMessage `json:"message"`
@@ -66,36 +86,70 @@ func (t *turns) follow(typ string, payload []byte) {
 	switch typ {
 	case runner.TypeRunStarted:
 		*t = turns{}
-	case runner.TypePrompt:
+	case runner.TypePrompt, runner.TypeTurnResent:
 		t.prompts = append(t.prompts, runner.CutTurn{Text: p.Text, By: runner.Author{Name: p.By, ID: p.ByID}})
 	case "result":
 		t.endTurn()
 	case "system": // init: the CLI begins a turn
-		t.message("")
-	case runner.TypeInterrupt:
-		t.stopped = true
-	case runner.TypeNotice:
-		t.stopped = t.stopped || p.StopsTurn
+		if t.ending != "" {
+			t.endTurn()
+		}
+		t.begun = true
+	case runner.TypeInterrupt, runner.TypeNotice:
+		// A stop with no turn to stop (between turns) stops nothing.
+		if (typ == runner.TypeInterrupt || p.StopsTurn) && t.ended < len(t.prompts) {
+			t.stopped = true
+		}
 	case runner.TypeInputRequested:
 		if t.asks == nil {
-			t.asks = map[string]bool{}
+			t.asks = map[string]string{}
 		}
-		t.asks[p.InputID] = true
+		t.asks[p.InputID] = p.ToolUseID
 	case runner.TypeInputDelivered:
 		delete(t.asks, p.InputID)
+	case runner.TypeInputResolved:
+		// Answers are waited for until the CLI takes them; a timeout or
+		// a cancellation the CLI got at once.
+		if p.Status != "answered" && p.Status != "denied" {
+			delete(t.asks, p.InputID)
+		}
+	case runner.TypeInputDetached:
+		// Withdrawn by Claude, the turn goes on without it; detached as
+		// its process ended (the takeover says so too), it is still owed.
+		if p.Reason == runner.Withdrawn {
+			for _, id := range p.InputIDs {
+				delete(t.asks, id)
+			}
+		}
 	case "assistant", "user":
 		var m struct {
 			ID         string `json:"id"`
 			StopReason string `json:"stop_reason"`
+			Content    []struct {
+				Type      string `json:"type"`
+				ToolUseID string `json:"tool_use_id"`
+				IsError   bool   `json:"is_error"`
+			} `json:"content"`
 		}
 		if p.ParentToolUseID != nil || json.Unmarshal(p.Message, &m) != nil {
 			return
 		}
 		if typ == "user" {
-			t.begun = true // a tool's result: the turn goes on
+			// Tool results: the turn goes on, with these answers. An
+			// error is not one: the CLI writes one for the call it waited
+			// on when it is ended ("Tool permission request failed:
+			// AbortError…", measured on 2.1.328), and the answer is owed.
+			t.begun = true
+			for _, b := range m.Content {
+				for id, tool := range t.asks {
+					if b.Type == "tool_result" && !b.IsError && tool != "" && tool == b.ToolUseID {
+						delete(t.asks, id)
+					}
+				}
+			}
 			return
 		}
-		t.message(m.ID)
+		t.message(m.ID, recovered)
 		if endsTurn(m.StopReason) {
 			t.ending = m.ID
 		}
@@ -104,8 +158,7 @@ func (t *turns) follow(typ string, payload []byte) {
 		switch {
 		case !ok:
 		case e.Type == "message_start":
-			t.message(e.MessageID)
-			t.current = e.MessageID
+			t.message(e.MessageID, recovered)
 		case e.Type == "message_delta" && endsTurn(e.StopReason):
 			t.ending = t.current
 		}
