@@ -17,6 +17,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"parley/runner"
@@ -69,6 +70,18 @@ type Node struct {
 	outbox     map[string]viewers
 	outboxKick chan struct{}
 	lines      sessionLocks // line.go
+
+	// leaseAt is when this replica's lease was last surely renewed: the
+	// start of its last heartbeat that renewed it with no fence pending
+	// (LeaseHeld).
+	leaseAt atomic.Pointer[time.Time]
+	// fencePending: a heartbeat found the lease had lapsed, and the runs
+	// taken over meanwhile are not fenced yet.
+	fencePending atomic.Bool
+	// recovering: a takeover's recovery runs (recoverTakeover); again:
+	// another takeover came meanwhile.
+	recovering, recoverAgain atomic.Bool
+	takeOvers                int64 // the store's TakeOvers count last seen
 }
 
 type waiter struct {
@@ -99,9 +112,11 @@ func (n *Node) ID() string { return n.id }
 // that lapsed (after a crash, that is this machine's previous process).
 // It never touches a live replica's runs.
 func (n *Node) Join(ctx context.Context) error {
+	start := time.Now()
 	if _, err := n.Store.Heartbeat(ctx, n.cfg.DataDir, n.cfg.TTL); err != nil {
 		return err
 	}
+	n.leaseAt.Store(&start)
 	if err := n.checkShared(ctx); err != nil {
 		return errors.Join(err, n.Store.LeaveCluster(context.WithoutCancel(ctx)))
 	}
@@ -115,6 +130,7 @@ func (n *Node) Join(ctx context.Context) error {
 		n.TakenOver(sessions)
 	}
 	n.sweepLapsed(dead)
+	n.takeOvers = n.Store.TakeOvers() // recovered by the caller (TakenOver, then at start)
 	return nil
 }
 
@@ -202,9 +218,19 @@ const (
 	relistenMax   = 5 * time.Second
 )
 
+// LeaseHeld reports whether this replica surely still holds its lease:
+// its last renewal is less than the lease's TTL ago, and no run another
+// replica took over meanwhile is left unfenced. Runs write to the log only
+// while it holds (runner.Supervisor.SetLeaseCheck).
+func (n *Node) LeaseHeld() bool {
+	at := n.leaseAt.Load()
+	return at != nil && time.Since(*at) < n.cfg.TTL && !n.fencePending.Load()
+}
+
 func (n *Node) heartbeat(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, n.cfg.TTL/3)
 	defer cancel()
+	start := time.Now()
 	alive, err := n.Store.Heartbeat(ctx, n.cfg.DataDir, n.cfg.TTL)
 	if err != nil {
 		n.Log.Error("renew the replica's lease", "err", err)
@@ -212,8 +238,13 @@ func (n *Node) heartbeat(ctx context.Context) {
 	}
 	if !alive {
 		n.Log.Error("this replica's lease had lapsed and was renewed; other replicas may have taken its sessions over")
-		n.fence(ctx)
+		n.fencePending.Store(true)
 	}
+	if n.fencePending.Load() && !n.fence(ctx) {
+		return // writes wait; the next heartbeat tries again
+	}
+	n.fencePending.Store(false)
+	n.leaseAt.Store(&start)
 	dead, sessions, err := n.Store.TakeOver(ctx)
 	if err != nil {
 		if ctx.Err() == nil || !errors.Is(err, context.Canceled) {
@@ -221,10 +252,16 @@ func (n *Node) heartbeat(ctx context.Context) {
 		}
 		return
 	}
-	defer n.deliverLine(ctx) // what waited in line where nobody serves it now
+	// A takeover made elsewhere on this replica (a session's lease taken
+	// on its next message) is recovered here too.
+	if t := n.Store.TakeOvers(); t != n.takeOvers {
+		n.takeOvers = t
+		n.recoverTakeover(context.WithoutCancel(ctx), sessions)
+	} else {
+		defer n.deliverLine(ctx) // what waited in line where nobody serves it now
+	}
 	if len(dead) > 0 {
 		n.Log.Info("replicas stopped; their sessions are free for any replica", "replicas", dead, "sessions", sessions)
-		n.TakenOver(sessions)
 		n.ownersGone(dead)
 		n.deliverOwed(ctx)
 		n.sweepLapsed(dead)
@@ -234,12 +271,34 @@ func (n *Node) heartbeat(ctx context.Context) {
 	}
 }
 
+// recoverTakeover reconciles the sessions of the runs a takeover ended
+// (TakenOver), then sends on what it kept in line (a cut turn's go-on), off
+// the heartbeat: reading logs and transcripts must not hold the lease's
+// renewal up. One runs at a time; a takeover meanwhile has it run again.
+func (n *Node) recoverTakeover(ctx context.Context, sessions int) {
+	if !n.recovering.CompareAndSwap(false, true) {
+		n.recoverAgain.Store(true)
+		return
+	}
+	n.wg.Go(func() {
+		defer n.recovering.Store(false)
+		for {
+			n.TakenOver(sessions)
+			n.deliverLine(ctx)
+			if !n.recoverAgain.Swap(false) {
+				return
+			}
+		}
+	})
+}
+
 // fence stops the runs of this replica that another replica took over
 // while its lease had lapsed (a long pause: the process stopped, the
 // machine suspended): their sessions may already run elsewhere, resumed
 // or going on with a cut turn, and one conversation must not run in two
-// processes.
-func (n *Node) fence(ctx context.Context) {
+// processes. Each is marked fenced before fence returns, so it writes
+// nothing more; false if the runs could not be checked.
+func (n *Node) fence(ctx context.Context) bool {
 	bySession := map[int64]string{}
 	var ids []int64
 	for _, id := range n.Supervisor.Sessions() {
@@ -249,18 +308,19 @@ func (n *Node) fence(ctx context.Context) {
 		}
 	}
 	if len(ids) == 0 {
-		return
+		return true
 	}
-	ended, err := n.Store.EndedRuns(ctx, ids)
+	ended, err := n.Store.TakenOverRuns(ctx, ids)
 	if err != nil {
 		n.Log.Error("find the runs taken over while this replica's lease had lapsed", "err", err)
-		return
+		return false
 	}
 	for _, runID := range ended {
 		n.Log.Warn("stopping a run another replica took over while this replica's lease had lapsed",
 			"session_id", bySession[runID], "run_id", runID)
-		n.wg.Go(func() { n.Supervisor.Fence(bySession[runID], runID) })
+		n.Supervisor.Fence(bySession[runID], runID)
 	}
+	return true
 }
 
 // Leave hands this replica's sessions over: its runs end (their open asks

@@ -74,6 +74,9 @@ func (r *Run) flush(ctx context.Context) {
 	r.resync(ctx)
 	for _, e := range evs {
 		if err := r.record(ctx, e.Type, e.Payload); err != nil {
+			if errors.Is(err, errFenced) {
+				return
+			}
 			r.log.Warn("store claude output", "type", e.Type, "err", err)
 			m := malformed(e.Payload, fmt.Errorf("could not be stored: %w", err))
 			if err := r.record(ctx, TypeMalformed, m.Raw); err != nil {

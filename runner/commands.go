@@ -47,6 +47,9 @@ type sentTurn struct {
 // whose author may no longer prompt (it waited while they were removed) is
 // not sent: the page says so.
 func (r *Run) turn(ctx context.Context, text string, by Author, line int64) error {
+	if r.fenced.Load() {
+		return errFenced
+	}
 	if r.mustCheck(by, line != 0) && !r.allowed(ctx, by) {
 		r.notice(ctx, "warn", notSentNotice(by))
 		return ErrNotAllowed

@@ -64,11 +64,26 @@ type committedFunc func(ctx context.Context) (bool, error)
 // be what was lost); nil means the write is safe to repeat. Once the run is
 // being stopped it gives up after stopGrace with an error wrapping
 // ErrUnavailable.
+// leaseWait is how often a write waiting for the replica's lease looks again.
+const leaseWait = 50 * time.Millisecond
+
 func (r *Run) persist(ctx context.Context, write func(context.Context) error, committed committedFunc) error {
 	wait := retryFirst
 	for {
 		if r.fenced.Load() {
 			return errFenced
+		}
+		if r.leaseHeld != nil && !r.leaseHeld() {
+			// This replica may have lost its lease (a long pause): its
+			// sessions may be another's now. Wait for the heartbeat to
+			// renew it, or to fence the run.
+			if !r.pause(ctx, leaseWait) {
+				if r.fenced.Load() {
+					return errFenced
+				}
+				return errors.New("gave up waiting for the replica's lease")
+			}
+			continue
 		}
 		wctx, cancel := context.WithTimeout(ctx, writeTimeout)
 		err := write(wctx)

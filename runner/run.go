@@ -37,7 +37,10 @@ type Run struct {
 	cancel        context.CancelFunc
 	// fenced: another replica took the session over (Fence); the run
 	// writes nothing more to the log.
-	fenced      atomic.Bool
+	fenced atomic.Bool
+	// leaseHeld says whether this replica's lease is surely still held
+	// (Supervisor.SetLeaseCheck); nil = always.
+	leaseHeld   func() bool
 	finished    chan struct{} // closed when every goroutine of the run has ended
 	onEnd       func()        // called by the loop once the run has ended
 	idleTimeout time.Duration // end the process after this long with nothing to do; 0 = never
@@ -302,6 +305,9 @@ func (c idleCmd) run(ctx context.Context, r *Run) error {
 // timed out may still have committed, and the loop's seq must follow the
 // log or every later event would collide with it.
 func (r *Run) resync(ctx context.Context) {
+	if r.fenced.Load() {
+		return // the log is another replica's now
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
 	if n, err := r.journal.LastSeq(ctx, r.spec.SessionID); err == nil {

@@ -27,6 +27,7 @@ type Supervisor struct {
 	queueObs   QueueObserver // nil: nobody is told about the line
 	line       LineStore     // nil: the line is kept in memory only
 	recoverer  Recoverer     // nil: logs are not reconciled at start
+	leaseHeld  func() bool   // SetLeaseCheck
 
 	ctx  context.Context // the server's lifetime; runs are its children
 	mu   sync.Mutex
@@ -220,17 +221,25 @@ func (s *Supervisor) answer(ctx context.Context, sessionID string, start Starter
 	})
 }
 
+// SetLeaseCheck sets what every run asks before it writes to the log:
+// whether this replica surely still holds its lease (package cluster).
+// While it does not, writes wait: a replica paused past its lease must not
+// write to sessions another replica may have taken over, until its
+// heartbeat either renews the lease or fences those runs (Fence). Set it
+// before runs start.
+func (s *Supervisor) SetLeaseCheck(held func() bool) { s.leaseHeld = held }
+
 // errFenced is what a fenced run's writes return (Fence).
 var errFenced = errors.New("the run was taken over by another replica")
 
 // Fence ends the session's run, if it is the run runID, without writing
 // anything more to the session's log: another replica took the session
-// over while this one's lease had lapsed, and writes it now. It waits for
-// the run to end.
+// over while this one's lease had lapsed, and writes it now. The run is
+// marked at once; its process group ends as the run does.
 func (s *Supervisor) Fence(sessionID string, runID int64) {
 	if r, ok := s.Live(sessionID); ok && r.id == runID {
 		r.fenced.Store(true)
-		r.Stop()
+		r.cancel()
 	}
 }
 
@@ -343,7 +352,7 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 		return nil, fmt.Errorf("read the session log: %w", err)
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
-	r := &Run{seq: last, spec: o.Spec, journal: s.journal, pub: s.pub, broker: s.broker,
+	r := &Run{seq: last, spec: o.Spec, journal: s.journal, pub: s.pub, broker: s.broker, leaseHeld: s.leaseHeld,
 		askTimeout: o.AskTimeout, askMaxTimeout: o.AskMaxTimeout, permTimeout: o.PermissionTimeout, idleTimeout: o.IdleTimeout, started: o.Resume,
 		cmds: make(chan command), lines: make(chan Line, lineBuffer), writes: make(chan []byte, 64),
 		exited: make(chan exitInfo, 1), done: make(chan struct{}), finished: make(chan struct{}),
@@ -415,6 +424,9 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 		s.releaseSlot()
 		if s.runEnded != nil {
 			s.runEnded()
+		}
+		if r.fenced.Load() {
+			return // the session is another replica's now: nothing starts it here
 		}
 		if r.resumeFailed && len(r.unconfirmed) > 0 {
 			s.wg.Add(1)

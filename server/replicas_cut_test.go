@@ -123,11 +123,11 @@ func TestFaultCrashRestartGoesOnWithCutTurn(t *testing.T) {
 	e.wantWentOn(a2, s, "The Parley replica running this session stopped while Claude was working.")
 }
 
-// TestFaultPausedReplicaIsFenced: a replica paused (SIGSTOP) longer than
-// its lease while its turn streams is taken over: B has Claude go on with
-// the cut turn. When A wakes up, it finds its lease had lapsed and stops
-// the run B took over, writing nothing more: one conversation never runs
-// in two processes for longer than A's next heartbeat.
+// TestFaultPausedReplicaIsFenced: a replica paused (SIGSTOP, with its
+// claude) longer than its lease while its turn streams is taken over: B
+// has Claude go on with the cut turn. When A wakes up, it writes nothing
+// to the session's log (its lease is not surely held), finds on its next
+// heartbeat that the lease had lapsed, and ends the run B took over.
 func TestFaultPausedReplicaIsFenced(t *testing.T) {
 	e := newEnv(t, cutTurnScenario(), envOptions{quiet: true})
 	a := e.startReplica("A")
@@ -138,30 +138,33 @@ func TestFaultPausedReplicaIsFenced(t *testing.T) {
 	wa.waitFor(90*time.Second, "streamed words")
 	wa.prompt("and mind the tests")
 	waitUntil(t, 30*time.Second, "the queued prompt in the log", func() bool { return e.promptCount(s.ID) == 2 })
-	var aRun int64
-	e.queryRow(`SELECT id FROM runs WHERE session_id = $1`, []any{s.ID}, &aRun)
 	aPid := e.pidOf(s.ID)
-	if err := a.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	stopped := true
-	defer func() {
-		if stopped {
-			_ = a.cmd.Process.Signal(syscall.SIGCONT)
+	// A and its run's process group (the CLI goes on streaming
+	// otherwise, and its transcript would show more than A wrote).
+	for _, sig := range []func() error{
+		func() error { return a.cmd.Process.Signal(syscall.SIGSTOP) },
+		func() error { return syscall.Kill(-aPid, syscall.SIGSTOP) },
+	} {
+		if err := sig(); err != nil {
+			t.Fatal(err)
 		}
-	}()
-	e.wantWentOn(b, s.ID, "The Parley replica running this session stopped while Claude was working.")
-	if err := a.cmd.Process.Signal(syscall.SIGCONT); err != nil {
-		t.Fatal(err)
 	}
-	stopped = false
+	wake := func() {
+		_ = a.cmd.Process.Signal(syscall.SIGCONT)
+		_ = syscall.Kill(-aPid, syscall.SIGCONT)
+	}
+	defer wake()
+	e.wantWentOn(b, s.ID, "The Parley replica running this session stopped while Claude was working.")
+	var bStarted int64
+	e.queryRow(`SELECT max(seq) FROM events WHERE session_id = $1 AND type = 'run_started'`, []any{s.ID}, &bStarted)
+	wake()
 	// A's run ends: its process group is gone…
 	waitUntil(t, 30*time.Second, "A's claude process to end", func() bool {
 		return syscall.Kill(aPid, 0) == syscall.ESRCH
 	})
 	// …B's run is the session's only live one, and it goes on working.
 	var open int
-	e.queryRow(`SELECT count(*) FROM runs WHERE session_id = $1 AND ended_at IS NULL AND id <> $2`, []any{s.ID, aRun}, &open)
+	e.queryRow(`SELECT count(*) FROM runs WHERE session_id = $1 AND ended_at IS NULL`, []any{s.ID}, &open)
 	if open != 1 || e.owner(s.ID) != b.id {
 		t.Errorf("%d open runs besides A's, owner %q; want B's one run (%s)", open, e.owner(s.ID), b.id)
 	}
@@ -169,4 +172,11 @@ func TestFaultPausedReplicaIsFenced(t *testing.T) {
 	wb.prompt("still there?")
 	wb.waitFor(90*time.Second, fakeapi.ExhaustedText)
 	e.wantContiguousLog(s.ID)
+	// Nothing of A's reply reached the log once B ran the session.
+	var late int
+	e.queryRow(`SELECT count(*) FROM events WHERE session_id = $1 AND seq > $2 AND payload::text LIKE '%streamed words%'`,
+		[]any{s.ID, bStarted}, &late)
+	if late != 0 {
+		t.Errorf("%d events of A's cut reply after B's run started, want none", late)
+	}
 }

@@ -19,10 +19,13 @@ func (s *Store) StartRun(ctx context.Context, sessionID string, pid int) (int64,
 	return id, nil
 }
 
-// EndedRuns returns which of the runs ids have ended: a replica whose lease
-// lapsed finds the runs another replica took over meanwhile.
-func (s *Store) EndedRuns(ctx context.Context, ids []int64) ([]int64, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT id FROM runs WHERE id = ANY($1) AND ended_at IS NOT NULL`, ids)
+// TakenOverRuns returns which of the runs ids another replica's takeover
+// ended: a replica whose lease lapsed finds the runs taken over meanwhile.
+// A run that ended on its own keeps its first ending (EndRun), so it is
+// never among them.
+func (s *Store) TakenOverRuns(ctx context.Context, ids []int64) ([]int64, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT id FROM runs WHERE id = ANY($1) AND ended_at IS NOT NULL AND reason = $2`,
+		ids, LostRunReason)
 	ended, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	if err != nil {
 		return nil, fmt.Errorf("ended runs: %w", err)

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/golang-migrate/migrate/v4"
@@ -35,6 +36,8 @@ type Store struct {
 	live    *pgxpool.Pool
 	url     string
 	replica string // this process's replica id (see Replica)
+	// takeOvers counts the TakeOver calls that took replicas over.
+	takeOvers atomic.Int64
 }
 
 // Migrate applies every pending migration in migrations.FS to the database at databaseURL.

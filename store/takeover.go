@@ -24,7 +24,9 @@ func (s *Store) TakeOver(ctx context.Context) (dead []string, sessions int, err 
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('parley.takeover'))`); err != nil {
 		return nil, 0, fmt.Errorf("take over: lock: %w", err)
 	}
-	rows, _ := tx.Query(ctx, `DELETE FROM replicas WHERE expires_at <= now() RETURNING id`)
+	// Never this replica: it is running this very call (paused past its
+	// lease, it renews it on its next heartbeat).
+	rows, _ := tx.Query(ctx, `DELETE FROM replicas WHERE expires_at <= now() AND id <> $1 RETURNING id`, s.replica)
 	if dead, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
 		return nil, 0, fmt.Errorf("take over: lapsed replicas: %w", err)
 	}
@@ -53,8 +55,8 @@ func (s *Store) TakeOver(ctx context.Context) (dead []string, sessions int, err 
 		FROM open o`, lostReason); err != nil {
 		return nil, 0, fmt.Errorf("take over: detach inputs: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `UPDATE runs SET ended_at = now(), reason = 'replica lost'
-		WHERE id IN (SELECT id FROM orphan_runs)`); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE runs SET ended_at = now(), reason = $1
+		WHERE id IN (SELECT id FROM orphan_runs)`, LostRunReason); err != nil {
 		return nil, 0, fmt.Errorf("take over: end runs: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `
@@ -75,8 +77,20 @@ func (s *Store) TakeOver(ctx context.Context) (dead []string, sessions int, err 
 	if err := tx.Commit(ctx); err != nil {
 		return nil, 0, fmt.Errorf("take over: commit: %w", err)
 	}
+	if len(dead) > 0 {
+		s.takeOvers.Add(1)
+	}
 	return dead, sessions, nil
 }
+
+// TakeOvers counts this process's TakeOver calls that took stopped
+// replicas over, whoever called them: a session leased on its next
+// message may take over all of a dead replica's sessions, whose lost runs
+// the cluster then reconciles.
+func (s *Store) TakeOvers() int64 { return s.takeOvers.Load() }
+
+// LostRunReason is the reason TakeOver gives the runs it ends.
+const LostRunReason = "replica lost"
 
 // lostReason is the reason given to users for inputs detached by TakeOver.
 const lostReason = "the Parley replica running this session stopped"
