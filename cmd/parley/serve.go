@@ -237,7 +237,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		Publisher: server.NewPublisher(hub), Log: log.With("replica", st.Replica()),
 		TakenOver: func(n int) { met.TakenOver(n); recoverLost(ctx, srv, rec, log) },
 		Starter:   func(id string) runner.Starter { return srv.SessionStarter(id) }, Local: hub})
-	hub.Announce = node.Viewers // this replica's viewers join the other replicas' presence lists
+	hub.Announce = node.Viewers       // this replica's viewers join the other replicas' presence lists
 	sup.SetLeaseCheck(node.LeaseHeld) // runs write only while this replica surely holds its lease
 	// A replica that starts takes over only replicas that lapsed.
 	if err := node.Join(ctx); err != nil {
