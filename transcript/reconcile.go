@@ -143,6 +143,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, s Session) (Reconciled, erro
 			add = append(add, appended{"assistant", c})
 		}
 		if s.GoOn {
+			st.turns.stoppedAs(stopReasons(entries))
 			turns, begun, stopped := st.turns.cut()
 			turns, stopped = r.barOut(ctx, s, turns, begun, stopped)
 			if w, ok := runner.GoOnAfterCrash(turns, begun, stopped); ok {
@@ -204,6 +205,21 @@ func (r *Reconciler) barOut(ctx context.Context, s Session, turns []runner.CutTu
 		kept = append(kept, t)
 	}
 	return kept, stopped
+}
+
+// stopReasons maps the transcript's assistant messages to their stop_reason.
+func stopReasons(entries []entry) map[string]string {
+	out := map[string]string{}
+	for _, e := range entries {
+		var m struct {
+			ID         string `json:"id"`
+			StopReason string `json:"stop_reason"`
+		}
+		if e.Type == "assistant" && json.Unmarshal(e.Message, &m) == nil && m.ID != "" {
+			out[m.ID] = m.StopReason
+		}
+	}
+	return out
 }
 
 type appended struct {

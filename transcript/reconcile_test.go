@@ -315,6 +315,7 @@ func TestGoOnAfterLostRun(t *testing.T) {
 		barred     int64 // a member who may no longer prompt
 	}{
 		{"the log lags, the transcript ended the turn", true, []store.Event{started, goAnn, initEv, text}, nil, 0},
+		{"the log holds the last message, only the transcript its end", true, []store.Event{started, goAnn, initEv, text, call, stdout(lines[2]), stdoutUnstopped(lines[3])}, nil, 0},
 		{"the log lags, the transcript ended the turn, a prompt queued", true, []store.Event{started, goAnn, initEv, text, testBob}, &onlyBob, 0},
 		{"cut in a tool call", false, []store.Event{started, goAnn, initEv, text, call, toolEnd}, &goOnAnn, 0},
 		{"cut with a prompt queued", false, []store.Event{started, goAnn, initEv, text, testBob}, &withBob, 0},

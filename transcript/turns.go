@@ -165,6 +165,16 @@ func (t *turns) follow(typ string, payload []byte, recovered bool) {
 	}
 }
 
+// stoppedAs notes why the transcript says the messages stopped (message id
+// → stop_reason): the log's own copy of a message printed on stdout has
+// none, so a last message the log holds whose end (its message_delta, the
+// turn's result) never reached it still ends the turn.
+func (t *turns) stoppedAs(stops map[string]string) {
+	if t.ending == "" && t.current != "" && endsTurn(stops[t.current]) {
+		t.ending = t.current
+	}
+}
+
 // cut returns the turns the run wrote and did not finish, oldest first,
 // whether the CLI began the first, and whether it was being stopped or
 // waited for an ask.
