@@ -79,8 +79,10 @@ type Node struct {
 	// taken over meanwhile are not fenced yet.
 	fencePending atomic.Bool
 	// recovering: a takeover's recovery runs (recoverTakeover); again:
-	// another takeover came meanwhile.
+	// another takeover came meanwhile. taken counts the sessions taken
+	// over that no recovery has reported yet (TakenOver).
 	recovering, recoverAgain atomic.Bool
+	taken                    atomic.Int64
 	takeOvers                int64 // the store's TakeOvers count last seen
 }
 
@@ -276,6 +278,7 @@ func (n *Node) heartbeat(ctx context.Context) {
 // the heartbeat: reading logs and transcripts must not hold the lease's
 // renewal up. One runs at a time; a takeover meanwhile has it run again.
 func (n *Node) recoverTakeover(ctx context.Context, sessions int) {
+	n.taken.Add(int64(sessions))
 	if !n.recovering.CompareAndSwap(false, true) {
 		n.recoverAgain.Store(true)
 		return
@@ -283,7 +286,7 @@ func (n *Node) recoverTakeover(ctx context.Context, sessions int) {
 	n.wg.Go(func() {
 		defer n.recovering.Store(false)
 		for {
-			n.TakenOver(sessions)
+			n.TakenOver(int(n.taken.Swap(0)))
 			n.deliverLine(ctx)
 			if !n.recoverAgain.Swap(false) {
 				return

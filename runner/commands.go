@@ -54,25 +54,21 @@ func (r *Run) turn(ctx context.Context, text string, by Author, line int64) erro
 		r.notice(ctx, "warn", notSentNotice(by))
 		return ErrNotAllowed
 	}
-	r.recordPrompt(ctx, text, by, line, false)
+	r.recordPrompt(ctx, TypePrompt, text, by, line)
 	return r.writeTurn(ctx, sentTurn{text: text, by: by})
 }
 
-// recordPrompt logs a turn about to be written to the CLI, with its
+// recordPrompt logs a turn about to be written to the CLI (typ: TypePrompt,
+// or TypeTurnResent for one sent again to a fresh conversation), with its
 // author's id (a turn a crash cut off goes on with its author,
-// GoOnAfterCrash), the line item it waited as (0: none), and whether it is
-// sent again to a fresh conversation.
-func (r *Run) recordPrompt(ctx context.Context, text string, by Author, line int64, resent bool) {
+// GoOnAfterCrash) and the line item it waited as (0: none).
+func (r *Run) recordPrompt(ctx context.Context, typ, text string, by Author, line int64) {
 	p := map[string]any{"text": text, "by": by.Name, "queued": r.turns > 0}
 	if by.ID != 0 {
 		p["by_id"] = by.ID
 	}
 	if line != 0 {
 		p["line"] = line
-	}
-	typ := TypePrompt
-	if resent {
-		typ = TypeTurnResent
 	}
 	r.recordJSON(ctx, typ, p)
 }
@@ -86,7 +82,7 @@ func (r *Run) resendTurn(ctx context.Context, t sentTurn) error {
 		r.notice(ctx, "warn", notSentNotice(t.by))
 		return ErrNotAllowed
 	}
-	r.recordPrompt(ctx, t.text, t.by, 0, true)
+	r.recordPrompt(ctx, TypeTurnResent, t.text, t.by, 0)
 	return r.writeTurn(ctx, t)
 }
 

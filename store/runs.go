@@ -25,7 +25,7 @@ func (s *Store) StartRun(ctx context.Context, sessionID string, pid int) (int64,
 // never among them.
 func (s *Store) TakenOverRuns(ctx context.Context, ids []int64) ([]int64, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT id FROM runs WHERE id = ANY($1) AND ended_at IS NOT NULL AND reason = $2`,
-		ids, LostRunReason)
+		ids, TakeOverReason)
 	ended, err := pgx.CollectRows(rows, pgx.RowTo[int64])
 	if err != nil {
 		return nil, fmt.Errorf("ended runs: %w", err)

@@ -56,7 +56,7 @@ func (s *Store) TakeOver(ctx context.Context) (dead []string, sessions int, err 
 		return nil, 0, fmt.Errorf("take over: detach inputs: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `UPDATE runs SET ended_at = now(), reason = $1
-		WHERE id IN (SELECT id FROM orphan_runs)`, LostRunReason); err != nil {
+		WHERE id IN (SELECT id FROM orphan_runs)`, TakeOverReason); err != nil {
 		return nil, 0, fmt.Errorf("take over: end runs: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `
@@ -89,8 +89,8 @@ func (s *Store) TakeOver(ctx context.Context) (dead []string, sessions int, err 
 // the cluster then reconciles.
 func (s *Store) TakeOvers() int64 { return s.takeOvers.Load() }
 
-// LostRunReason is the reason TakeOver gives the runs it ends.
-const LostRunReason = "replica lost"
+// TakeOverReason is the reason TakeOver gives the runs it ends.
+const TakeOverReason = "replica lost"
 
 // lostReason is the reason given to users for inputs detached by TakeOver.
 const lostReason = "the Parley replica running this session stopped"
