@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"syscall"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -62,7 +63,10 @@ func timeoutSchema(c Config) *jsonschema.Schema {
 func Serve(ctx context.Context, c Config, in io.ReadCloser, out io.WriteCloser) error {
 	t := &askTool{asker: NewClient(c), heartbeat: heartbeatInterval, cfg: c}
 	err := newServer(t).Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
-	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) {
+	// A reply written after the client closed its end (a call it had
+	// just cancelled) meets a closed pipe: the client is gone all the same.
+	gone := errors.Is(err, io.EOF) || errors.Is(err, io.ErrClosedPipe) || errors.Is(err, syscall.EPIPE)
+	if err != nil && !errors.Is(err, context.Canceled) && !gone {
 		return fmt.Errorf("serve ask_user: %w", err)
 	}
 	return nil
