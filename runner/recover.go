@@ -1,24 +1,62 @@
 package runner
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // Recoverer brings a session's log up to date before a run of it starts:
 // what the CLI's transcript holds and the log lost (Parley crashed, a write
 // failed), and the end of a run that went with Parley (see package
-// transcript). It is called when no process of the session runs.
+// transcript). It is called when no process of the session runs. It
+// returns the prompt that goes on with the turns such a lost run cut off,
+// kept in line as this replica's (w.Line), or nil: the run sends it before
+// anything else.
 type Recoverer interface {
-	Recover(ctx context.Context, s Spec) error
+	Recover(ctx context.Context, o Options) (*QueuedWork, error)
 }
 
 // reconcile runs the Recoverer, if any, for a run about to start. A failure
 // is logged, not fatal: the run starts on the log as it is.
-func (s *Supervisor) reconcile(ctx context.Context, spec Spec) {
+func (s *Supervisor) reconcile(ctx context.Context, o Options) *QueuedWork {
 	if s.recoverer == nil {
-		return
+		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, writeTimeout)
 	defer cancel()
-	if err := s.recoverer.Recover(ctx, spec); err != nil {
-		s.log.Error("reconcile the session log with Claude's transcript", "session_id", spec.SessionID, "err", err)
+	w, err := s.recoverer.Recover(ctx, o)
+	if err != nil {
+		s.log.Error("reconcile the session log with Claude's transcript", "session_id", o.SessionID, "err", err)
+	}
+	return w
+}
+
+// goOnFirst sends a new run, as its first turn, the prompt that goes on
+// with what a lost run of its session cut off (reconcile): Claude goes on
+// with it, and reads the messages the lost run's CLI had queued, before
+// the message the run was started for. Its author is checked first, as
+// for any turn that waited. Sent, or refused for good, it leaves the line;
+// not sent for now, it is released for the next pass over the line.
+func (s *Supervisor) goOnFirst(r *Run, w *QueuedWork) {
+	ctx, cancel := context.WithTimeout(s.ctx, writeTimeout)
+	defer cancel()
+	reply := make(chan error, 1)
+	err := r.send(ctx, turnCmd{text: w.Text, by: Author{Name: w.By, ID: w.ByID}, line: w.Line, reply: reply}, reply)
+	if err != nil && !errors.Is(err, ErrNotAllowed) { // not allowed: the page says so
+		r.log.Error("send the prompt that goes on with a lost run's turns", "err", err)
+	}
+	s.leftLine(w, err)
+}
+
+// releaseGoOn gives up the prompt that goes on when the run it was kept
+// for did not start: any replica, this one too, sends it on later.
+func (s *Supervisor) releaseGoOn(w *QueuedWork) {
+	if s.line == nil || w.Line == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), lineWrite)
+	defer cancel()
+	if err := s.line.Release(ctx, w.Line); err != nil {
+		s.log.Error("release the prompt that goes on with a lost run's turns", "line", w.Line, "err", err)
 	}
 }

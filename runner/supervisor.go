@@ -344,7 +344,12 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 	// The log's last seq is read here, after the previous run of the
 	// session has left the map (it does so only once its last event is
 	// written), so the new run continues the log exactly.
-	s.reconcile(s.ctx, o.Spec)
+	goOn := s.reconcile(s.ctx, o)
+	defer func() {
+		if goOn != nil { // the run did not start: the next pass over the line sends it
+			s.releaseGoOn(goOn)
+		}
+	}()
 	lctx, lcancel := context.WithTimeout(s.ctx, writeTimeout)
 	last, err := s.journal.LastSeq(lctx, o.SessionID)
 	lcancel()
@@ -452,6 +457,10 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 	go func() { defer wg.Done(); r.reader(ctx) }()
 	go func() { defer wg.Done(); r.loop(ctx) }()
 	go func() { defer s.wg.Done(); wg.Wait(); cancel(); close(r.finished) }()
+	if goOn != nil {
+		s.goOnFirst(r, goOn)
+		goOn = nil
+	}
 	return r, nil
 }
 

@@ -20,6 +20,7 @@ import (
 	"parley/runner/fakeapi"
 	"parley/store"
 	"parley/store/pgtest"
+	"parley/transcript"
 )
 
 // TestMain lets the test binary stand in for `parley mcp-askuser`: the
@@ -129,10 +130,13 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	if o.isolation != "" {
 		e.confine(&rc, o.isolation)
 	}
+	// As serve does: the run loops write through the live pool, and a run
+	// about to start reconciles its session's log first.
+	pub := NewPublisher(hub)
 	e.sup = runner.NewSupervisor(ctx, runner.Deps{
 		Config:  rc,
-		Journal: NewJournal(st), Publisher: NewPublisher(hub), Broker: e.broker, Log: log, RuntimeDir: e.runtimeDir(),
-		MaxRuns: o.maxRuns, Queue: NewQueueObserver(hub), Line: cluster.NewLine(st),
+		Journal: NewJournal(st.Live()), Publisher: pub, Broker: e.broker, Log: log, RuntimeDir: e.runtimeDir(),
+		MaxRuns: o.maxRuns, Queue: NewQueueObserver(hub), Line: cluster.NewLine(st), Recover: transcript.New(st, pub, log),
 	})
 	e.relay = httptest.NewServer(nil)
 	e.srv, err = New(ctx, Config{DataDir: dir, AskTimeout: o.askTimeout, AskUserEnabled: !o.askUserOff, PingPeriod: o.pingPeriod,

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"parley/runner"
 	"parley/store"
@@ -64,20 +63,9 @@ func (s *Server) recoverLost(ctx context.Context, rec *transcript.Reconciler, lr
 	if status != "waiting" {
 		status = runner.StatusEnded
 	}
-	// A drain that cut the run's turn off (then the process was killed
-	// before it recorded the run's end) already kept the prompt that goes
-	// on: one is enough.
-	line, err := s.st.LineOf(ctx, id)
-	if err != nil {
-		return false, err
-	}
-	goOn := true
-	for _, it := range line {
-		goOn = goOn && !(it.Kind == store.LinePrompt && strings.HasPrefix(it.Text, runner.SentByParley))
-	}
 	res, err := rec.Reconcile(ctx, transcript.Session{ID: id, ProjectID: p.ID,
 		ClaudeSessionID: sess.ClaudeSessionID, ConfigDir: s.configDirOf(p), Status: status,
-		GoOn: goOn, MayPrompt: s.mayPrompt(p.ID), LostRun: lr.StartSeq})
+		GoOn: true, MayPrompt: s.mayPrompt(p.ID), LostRun: lr.StartSeq})
 	if err != nil {
 		return false, err
 	}

@@ -47,22 +47,29 @@ func (s *Store) KeepInLine(ctx context.Context, it LineItem) (int64, error) {
 	return id, nil
 }
 
-// AppendEventsKeeping appends evs (as AppendEvents) and keeps it in line,
-// released, in one transaction: a log that says a prompt will be sent, and
-// the prompt kept for any replica to send on (SessionsWithOrphanedLine),
-// go together or not at all.
-func (s *Store) AppendEventsKeeping(ctx context.Context, evs []Event, it LineItem) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+// AppendEventsKeeping appends evs (as AppendEvents) and keeps it in line
+// in one transaction, and returns the item's id: a log that says a prompt
+// will be sent, and the prompt kept, go together or not at all. Released,
+// any replica sends it on (SessionsWithOrphanedLine); else this replica
+// serves it, and a crash leaves it to the others.
+func (s *Store) AppendEventsKeeping(ctx context.Context, evs []Event, it LineItem, released bool) (int64, error) {
+	replica := s.replica
+	if released {
+		replica = ""
+	}
+	var id int64
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := appendEvents(ctx, tx, evs); err != nil {
 			return err
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO session_line (session_id, replica_id, kind, text, by_name, by_id, input_id, response)
-			VALUES ($1, '', $2, $3, $4, $5, $6, $7)`,
-			it.SessionID, it.Kind, it.Text, it.By, it.ByID, it.InputID, nullJSON(it.Response)); err != nil {
-			return fmt.Errorf("keep a %s of session %s in line, released: %w", it.Kind, it.SessionID, err)
+		if err := tx.QueryRow(ctx, `INSERT INTO session_line (session_id, replica_id, kind, text, by_name, by_id, input_id, response)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
+			it.SessionID, replica, it.Kind, it.Text, it.By, it.ByID, it.InputID, nullJSON(it.Response)).Scan(&id); err != nil {
+			return fmt.Errorf("keep a %s of session %s in line: %w", it.Kind, it.SessionID, err)
 		}
 		return nil
 	})
+	return id, err
 }
 
 // LeftLine removes an item its run has had (or that failed for good), if

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"strconv"
+	"strings"
 
 	"parley/runner"
 	"parley/store"
@@ -20,9 +21,12 @@ type Log interface {
 	ReconcileEvents(ctx context.Context, sessionID string) ([]store.Event, error)
 	LastSeq(ctx context.Context, sessionID string) (int64, error)
 	AppendEvents(ctx context.Context, evs []store.Event) error
-	// AppendEventsKeeping appends evs and keeps it in line, released, in
-	// one transaction (the prompt that goes on, and the notice saying so).
-	AppendEventsKeeping(ctx context.Context, evs []store.Event, it store.LineItem) error
+	// AppendEventsKeeping appends evs and keeps it in line (released, or
+	// this replica's) in one transaction: the prompt that goes on, and the
+	// notice saying so.
+	AppendEventsKeeping(ctx context.Context, evs []store.Event, it store.LineItem, released bool) (int64, error)
+	// LineOf returns the session's line items.
+	LineOf(ctx context.Context, sessionID string) ([]store.LineItem, error)
 }
 
 // Session names a session's log and the CLI's transcript of it.
@@ -35,8 +39,14 @@ type Session struct {
 	// or "waiting" while an ask stays open).
 	Status string
 	// GoOn asks for the prompt that goes on with what a lost run cut off
-	// (Reconciled.GoOn), and has the page say so.
+	// (Reconciled.GoOn), and has the page say so; unless the session's
+	// line already holds one Parley sent (a drain kept it before the
+	// process was killed): one is enough.
 	GoOn bool
+	// Starting says a run of the session is starting now and sends the
+	// prompt that goes on first: it is kept in line as this replica's, not
+	// released for the next pass over the line.
+	Starting bool
 	// MayPrompt, if set, says whether a member may still send turns: a
 	// barred member's turn neither goes on nor is carried.
 	MayPrompt func(ctx context.Context, userID int64) (bool, error)
@@ -51,8 +61,9 @@ type Reconciled struct {
 	Events int // appended to the log
 	// GoOn, when Session.GoOn was set, is the prompt that has Claude go on
 	// with the turns the lost run cut off (runner.GoOnAfterCrash), kept in
-	// line, released, with the events: the next pass over the line sends
-	// it. nil if there are none.
+	// line (GoOn.Line) with the events: released, the next pass over the
+	// line sends it; with Session.Starting, the run starting does. nil if
+	// there are none.
 	GoOn *runner.QueuedWork
 }
 
@@ -79,11 +90,14 @@ const LostRunReason = "stopped by Parley (Parley stopped while the run was live)
 
 // Recover implements runner.Recoverer: it reconciles the session a run is
 // about to start for. Nothing of the session runs at that moment, so a run
-// the log shows as live was lost.
-func (r *Reconciler) Recover(ctx context.Context, s runner.Spec) error {
-	_, err := r.Reconcile(ctx, Session{ID: s.SessionID, ProjectID: s.ProjectID,
-		ClaudeSessionID: s.ClaudeSessionID, ConfigDir: s.ConfigDir, Status: runner.StatusEnded})
-	return err
+// the log shows as live was lost; a turn it cut off goes on first, before
+// what the run starts for (the replica that took the session over had not
+// reconciled it yet, and the team's next message came).
+func (r *Reconciler) Recover(ctx context.Context, o runner.Options) (*runner.QueuedWork, error) {
+	res, err := r.Reconcile(ctx, Session{ID: o.SessionID, ProjectID: o.ProjectID,
+		ClaudeSessionID: o.ClaudeSessionID, ConfigDir: o.ConfigDir, Status: runner.StatusEnded,
+		GoOn: true, Starting: true, MayPrompt: o.MayPrompt})
+	return res.GoOn, err
 }
 
 // Reconcile appends to s's log, in the transcript's order, the assistant
@@ -142,7 +156,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, s Session) (Reconciled, erro
 		for _, c := range st.cutOff() {
 			add = append(add, appended{"assistant", c})
 		}
-		if s.GoOn {
+		if s.GoOn && !r.wentOnBefore(ctx, s.ID) {
 			st.turns.stoppedAs(stopReasons(entries))
 			turns, begun, stopped := st.turns.cut()
 			turns, stopped = r.barOut(ctx, s, turns, begun, stopped)
@@ -162,8 +176,8 @@ func (r *Reconciler) Reconcile(ctx context.Context, s Session) (Reconciled, erro
 		out[i] = store.Event{SessionID: s.ID, Seq: st.last + int64(i) + 1, Type: a.typ, Payload: a.payload}
 	}
 	if w := res.GoOn; w != nil {
-		err = r.log.AppendEventsKeeping(ctx, out, store.LineItem{SessionID: s.ID, Kind: store.LinePrompt,
-			Text: w.Text, By: w.By, ByID: w.ByID})
+		w.Line, err = r.log.AppendEventsKeeping(ctx, out, store.LineItem{SessionID: s.ID, Kind: store.LinePrompt,
+			Text: w.Text, By: w.By, ByID: w.ByID}, !s.Starting)
 	} else {
 		err = r.log.AppendEvents(ctx, out)
 	}
@@ -177,6 +191,25 @@ func (r *Reconciler) Reconcile(ctx context.Context, s Session) (Reconciled, erro
 		"recovered", len(missing), "run_closed", st.runOpen, "events", len(out), "goes_on", res.GoOn != nil)
 	res.Events = len(out)
 	return res, nil
+}
+
+// wentOnBefore says whether the session's line holds a prompt Parley sent:
+// a drain that cut the run's turn off, then was killed before it recorded
+// the run's end, already kept the prompt that goes on. A line that cannot
+// be read now counts as none: a second prompt that goes on is better than
+// none.
+func (r *Reconciler) wentOnBefore(ctx context.Context, sessionID string) bool {
+	line, err := r.log.LineOf(ctx, sessionID)
+	if err != nil {
+		r.l.Warn("read the session's line", "session_id", sessionID, "err", err)
+		return false
+	}
+	for _, it := range line {
+		if it.Kind == store.LinePrompt && strings.HasPrefix(it.Text, runner.SentByParley) {
+			return true
+		}
+	}
+	return false
 }
 
 // barOut leaves out the turns of members who may no longer prompt

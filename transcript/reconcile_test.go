@@ -367,7 +367,9 @@ func TestGoOnAfterLostRun(t *testing.T) {
 			case tc.want != nil && res.GoOn == nil:
 				t.Fatalf("goes on with nothing, want %+v", *tc.want)
 			case tc.want != nil:
-				if diff := cmp.Diff(*tc.want, *res.GoOn); diff != "" {
+				want := *tc.want
+				want.Line = res.GoOn.Line
+				if diff := cmp.Diff(want, *res.GoOn); diff != "" {
 					t.Fatalf("the prompt that goes on (-want +got):\n%s", diff)
 				}
 			}
@@ -389,19 +391,40 @@ func TestGoOnAfterLostRun(t *testing.T) {
 				}
 				return
 			}
-			if len(line) != 1 || line[0].Text != tc.want.Text || line[0].ByID != tc.want.ByID {
-				t.Errorf("kept in line: %+v, want the prompt that goes on", line)
+			if len(line) != 1 || line[0].Text != tc.want.Text || line[0].ByID != tc.want.ByID || line[0].ID != res.GoOn.Line {
+				t.Fatalf("kept in line: %+v, want the prompt that goes on (item %d)", line, res.GoOn.Line)
 			}
-			// Without GoOn (a run about to start for the team's own
-			// message), nothing goes on and nothing says so: a second lost
-			// run to close.
+			if ours, err := st.LeftLine(t.Context(), line[0].ID); err != nil || ours {
+				t.Errorf("the prompt that goes on is this replica's (%v, %v), want it released for the next pass over the line", ours, err)
+			}
+			// A second lost run while that prompt still waits in line:
+			// nothing goes on again (one is enough), nothing says so.
 			appendLog(t, st, s.ID, started, goAnn, initEv)
-			res, err = rec.Reconcile(t.Context(), Session{ID: s.ID, ClaudeSessionID: claudeID, ConfigDir: cfg, Status: "ended"})
+			res, err = rec.Reconcile(t.Context(), sess)
 			if err != nil || res.GoOn != nil || res.Events != 1 {
-				t.Errorf("without GoOn: %+v, %v; want the run closed, nothing to go on with", res, err)
+				t.Errorf("with a prompt that goes on in line: %+v, %v; want the run closed, nothing more to go on with", res, err)
 			}
 			if got := logOf(t, st, s.ID); got[len(got)-1].Type != "run_ended" || got[len(got)-2].Type != "system" {
-				t.Errorf("without GoOn the log ends %s, %s; want only the run's end added", got[len(got)-2].Type, got[len(got)-1].Type)
+				t.Errorf("with a prompt that goes on in line the log ends %s, %s; want only the run's end added", got[len(got)-2].Type, got[len(got)-1].Type)
+			}
+			// Once it was sent, a run starting for the team's next message
+			// finds a third lost run: its prompt that goes on is kept as
+			// this replica's, for the starting run to send first.
+			if _, err := st.ClaimLine(t.Context(), s.ID); err != nil {
+				t.Fatal(err)
+			}
+			if ours, err := st.LeftLine(t.Context(), line[0].ID); err != nil || !ours {
+				t.Fatalf("remove the claimed prompt: %v, %v", ours, err)
+			}
+			appendLog(t, st, s.ID, started, goAnn, initEv)
+			starting := sess
+			starting.Starting, starting.MayPrompt = true, nil
+			res, err = rec.Reconcile(t.Context(), starting)
+			if err != nil || res.GoOn == nil || !strings.HasPrefix(res.GoOn.Text, runner.SentByParley) {
+				t.Fatalf("a run starting: %+v, %v; want a prompt that goes on", res, err)
+			}
+			if ours, err := st.LeftLine(t.Context(), res.GoOn.Line); err != nil || !ours {
+				t.Errorf("the starting run's prompt that goes on is this replica's: %v, %v; want it kept as ours", ours, err)
 			}
 		})
 	}
