@@ -36,6 +36,8 @@ func (l line) Left(ctx context.Context, id int64) (bool, error) { return l.st.Le
 
 func (l line) Release(ctx context.Context, id int64) error { return l.st.ReleaseLine(ctx, id) }
 
+func (l line) Serves(ctx context.Context, id int64) (bool, error) { return l.st.ServesLine(ctx, id) }
+
 // queuedWork is the runner's view of a kept line item.
 func queuedWork(it store.LineItem) (runner.QueuedWork, error) {
 	if it.Kind != store.LineAnswer {

@@ -38,6 +38,9 @@ type LineStore interface {
 	// Release gives up an item that could not be sent now (a timeout, the
 	// database away): a replica sends it on later.
 	Release(ctx context.Context, id int64) error
+	// Serves says whether this replica still serves the item: not once
+	// another replica claimed it (this one had lapsed) or it left.
+	Serves(ctx context.Context, id int64) (bool, error)
 }
 
 // lineWrite bounds one write of the kept line.
@@ -131,4 +134,28 @@ func lineOf(ctx context.Context) int64 {
 		return q.Line
 	}
 	return 0
+}
+
+// claimedElsewhere leaves out of jobs, given a slot, those whose kept item
+// this replica no longer serves: it lapsed while they waited (a long
+// pause), and the replica that took its line over has sent them. One whose
+// item cannot be checked now is kept.
+func (s *Supervisor) claimedElsewhere(ctx context.Context, sessionID string, jobs []job) []job {
+	if s.line == nil {
+		return jobs
+	}
+	var kept []job
+	for _, j := range jobs {
+		if j.work != nil && j.work.Line != 0 {
+			ours, err := s.line.Serves(ctx, j.work.Line)
+			if err != nil {
+				s.log.Warn("check that a queued prompt or answer is still this replica's", "session_id", sessionID, "line", j.work.Line, "err", err)
+			} else if !ours {
+				s.log.Info("queued work was sent on by another replica while this one lapsed: not sent here", "session_id", sessionID, "line", j.work.Line)
+				continue
+			}
+		}
+		kept = append(kept, j)
+	}
+	return kept
 }

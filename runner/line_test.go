@@ -50,6 +50,13 @@ func (l *memLine) Release(_ context.Context, id int64) error {
 	return nil
 }
 
+func (l *memLine) Serves(_ context.Context, id int64) (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, ours := l.items[id]
+	return ours, nil
+}
+
 func (l *memLine) kept() []int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -269,6 +269,10 @@ func (s *Supervisor) serveWaiter(w *waiter) {
 	ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
 	defer cancel()
 	log := s.log.With("session_id", w.sessionID)
+	if w.jobs = s.claimedElsewhere(ctx, w.sessionID, w.jobs); len(w.jobs) == 0 {
+		s.releaseSlot()
+		return
+	}
 	r, err := s.startWithSlot(ctx, w.sessionID, w.start)
 	if errors.Is(err, ErrDraining) {
 		s.leftOver(Handover{SessionID: w.sessionID, Work: work(w.jobs)})

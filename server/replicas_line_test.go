@@ -121,3 +121,42 @@ func TestFaultCrashKeepsQueuedPrompt(t *testing.T) {
 		t.Errorf("s2 ran on %q, want A2 (%s)", deliveredBy, a2.id)
 	}
 }
+
+// TestFaultPausedReplicaLeavesClaimedWorkAlone: a replica is paused
+// (SIGSTOP, with its claude) longer than its lease while a prompt waits in
+// its line for its only slot. The other replica takes the line over and
+// sends the prompt. When the paused one wakes, its heartbeat ends the run
+// that held the slot (taken over meanwhile), and the prompt's turn comes:
+// it sends nothing, as the prompt is no longer its own. The model gets the
+// prompt once.
+func TestFaultPausedReplicaLeavesClaimedWorkAlone(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{bashStep("touch k"), {Text: "The queued prompt, answered after all."}},
+		envOptions{quiet: true})
+	a, s1, s2 := e.queuedBehindAnAsk()
+	b := e.startReplica("B")
+	var pid int
+	e.queryRow(`SELECT pid FROM runs WHERE session_id = $1`, []any{s1}, &pid)
+	for _, sig := range []func() error{
+		func() error { return a.cmd.Process.Signal(syscall.SIGSTOP) },
+		func() error { return syscall.Kill(-pid, syscall.SIGSTOP) },
+	} {
+		if err := sig(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	wake := func() {
+		_ = a.cmd.Process.Signal(syscall.SIGCONT)
+		_ = syscall.Kill(-pid, syscall.SIGCONT)
+	}
+	defer wake()
+	e.wantQueuedPromptOnce(b, s2)
+	wake()
+	a.waitLog(60*time.Second, "not sent here")
+	if n := len(e.fake.Requests()); n != 2 {
+		t.Errorf("the model got %d requests, want 2: the paused replica sent the prompt again", n)
+	}
+	if prompts := e.promptCount(s2); prompts != 1 {
+		t.Errorf("s2's log holds %d prompts, want the queued one once", prompts)
+	}
+	e.wantContiguousLog(s2)
+}

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -43,6 +44,23 @@ type replica struct {
 	url   string
 	id    string
 	ended chan struct{}
+	mu    sync.Mutex
+	logs  []string // what it logged so far (waitLog)
+}
+
+// waitLog waits until the replica logged a line holding sub.
+func (r *replica) waitLog(timeout time.Duration, sub string) {
+	r.t.Helper()
+	waitUntil(r.t, timeout, r.name+" to log "+strconv.Quote(sub), func() bool {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		for _, l := range r.logs {
+			if strings.Contains(l, sub) {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 var listeningLine = regexp.MustCompile(`msg="parley listening" url=(\S+) replica=(\S+)`)
@@ -83,6 +101,9 @@ func (e *env) startReplica(name string, extra ...string) *replica {
 		for sc.Scan() {
 			line := sc.Text()
 			e.t.Log(name + ": " + line)
+			r.mu.Lock()
+			r.logs = append(r.logs, line)
+			r.mu.Unlock()
 			if m := listeningLine.FindStringSubmatch(line); m != nil {
 				ready <- [2]string{m[1], m[2]}
 			}

@@ -83,6 +83,17 @@ func (s *Store) LeftLine(ctx context.Context, id int64) (ours bool, err error) {
 	return tag.RowsAffected() == 1, nil
 }
 
+// ServesLine says whether this replica still serves the line item: false
+// once another replica claimed it, or it left the line.
+func (s *Store) ServesLine(ctx context.Context, id int64) (bool, error) {
+	var ours bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM session_line WHERE id = $1 AND replica_id = $2)`,
+		id, s.replica).Scan(&ours); err != nil {
+		return false, fmt.Errorf("line item %d: %w", id, err)
+	}
+	return ours, nil
+}
+
 // ReleaseLine gives up items this replica could not send now (a timeout,
 // the database away): any replica, this one too, sends them on later
 // (SessionsWithOrphanedLine).
