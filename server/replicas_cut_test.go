@@ -139,20 +139,7 @@ func TestFaultPausedReplicaIsFenced(t *testing.T) {
 	wa.prompt("and mind the tests")
 	waitUntil(t, 30*time.Second, "the queued prompt in the log", func() bool { return e.promptCount(s.ID) == 2 })
 	aPid := e.pidOf(s.ID)
-	// A and its run's process group (the CLI goes on streaming
-	// otherwise, and its transcript would show more than A wrote).
-	for _, sig := range []func() error{
-		func() error { return a.cmd.Process.Signal(syscall.SIGSTOP) },
-		func() error { return syscall.Kill(-aPid, syscall.SIGSTOP) },
-	} {
-		if err := sig(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wake := func() {
-		_ = a.cmd.Process.Signal(syscall.SIGCONT)
-		_ = syscall.Kill(-aPid, syscall.SIGCONT)
-	}
+	wake := a.pause(aPid)
 	defer wake()
 	e.wantWentOn(b, s.ID, "The Parley replica running this session stopped while Claude was working.")
 	var bStarted int64

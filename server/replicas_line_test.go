@@ -136,18 +136,7 @@ func TestFaultPausedReplicaLeavesClaimedWorkAlone(t *testing.T) {
 	b := e.startReplica("B")
 	var pid int
 	e.queryRow(`SELECT pid FROM runs WHERE session_id = $1`, []any{s1}, &pid)
-	for _, sig := range []func() error{
-		func() error { return a.cmd.Process.Signal(syscall.SIGSTOP) },
-		func() error { return syscall.Kill(-pid, syscall.SIGSTOP) },
-	} {
-		if err := sig(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	wake := func() {
-		_ = a.cmd.Process.Signal(syscall.SIGCONT)
-		_ = syscall.Kill(-pid, syscall.SIGCONT)
-	}
+	wake := a.pause(pid)
 	defer wake()
 	e.wantQueuedPromptOnce(b, s2)
 	wake()

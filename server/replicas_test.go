@@ -48,6 +48,24 @@ type replica struct {
 	logs  []string // what it logged so far (waitLog)
 }
 
+// pause stops the replica and its run's process group pgid (SIGSTOP: the
+// CLI would go on streaming otherwise, and its transcript would show more
+// than the replica wrote); the returned func wakes them, and may be called
+// again.
+func (r *replica) pause(pgid int) (wake func()) {
+	r.t.Helper()
+	if err := r.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := syscall.Kill(-pgid, syscall.SIGSTOP); err != nil {
+		r.t.Fatal(err)
+	}
+	return func() {
+		_ = r.cmd.Process.Signal(syscall.SIGCONT)
+		_ = syscall.Kill(-pgid, syscall.SIGCONT)
+	}
+}
+
 // waitLog waits until the replica logged a line holding sub.
 func (r *replica) waitLog(timeout time.Duration, sub string) {
 	r.t.Helper()
