@@ -36,7 +36,8 @@ func (s *Supervisor) reconcile(ctx context.Context, o Options) *QueuedWork {
 // with it, and reads the messages the lost run's CLI had queued, before
 // the message the run was started for. Its author is checked first, as
 // for any turn that waited. Sent, or refused for good, it leaves the line;
-// not sent for now, it is released for the next pass over the line.
+// not sent for now (the run ended at once, or was fenced), it is released
+// for the next pass over the line.
 func (s *Supervisor) goOnFirst(r *Run, w *QueuedWork) {
 	ctx, cancel := context.WithTimeout(s.ctx, writeTimeout)
 	defer cancel()
@@ -44,6 +45,10 @@ func (s *Supervisor) goOnFirst(r *Run, w *QueuedWork) {
 	err := r.send(ctx, turnCmd{text: w.Text, by: Author{Name: w.By, ID: w.ByID}, line: w.Line, reply: reply}, reply)
 	if err != nil && !errors.Is(err, ErrNotAllowed) { // not allowed: the page says so
 		r.log.Error("send the prompt that goes on with a lost run's turns", "err", err)
+	}
+	if errors.Is(err, ErrRunEnded) || errors.Is(err, errFenced) {
+		s.releaseGoOn(w) // the session's next run, here or on its new owner, sends it
+		return
 	}
 	s.leftLine(w, err)
 }
