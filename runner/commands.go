@@ -55,6 +55,11 @@ func (r *Run) turn(ctx context.Context, text string, by Author, line int64) erro
 		return ErrNotAllowed
 	}
 	r.recordPrompt(ctx, TypePrompt, text, by, line)
+	if r.fenced.Load() {
+		// Fenced while its event waited for the lease: the session is
+		// another replica's, which sends it (its kept item is released).
+		return errFenced
+	}
 	return r.writeTurn(ctx, sentTurn{text: text, by: by})
 }
 

@@ -68,7 +68,8 @@ func (s *Supervisor) keepInLine(ctx context.Context, sessionID string, w *Queued
 // err. Sent (nil) or failed for good, it leaves the line. Kept from its run
 // by a drain or a shutdown, it stays: it goes on with its session, or when
 // this replica has left. Not sent for now (a timeout, the database away),
-// it is released, for a replica to send on later.
+// or not here (its run was fenced: the session is another replica's), it
+// is released, for a replica to send on later.
 func (s *Supervisor) leftLine(w *QueuedWork, err error) {
 	if s.line == nil || w == nil || w.Line == 0 ||
 		errors.Is(err, ErrDraining) || errors.Is(err, errClosed) || s.ctx.Err() != nil {
@@ -76,7 +77,7 @@ func (s *Supervisor) leftLine(w *QueuedWork, err error) {
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, lineWrite)
 	defer cancel()
-	if RetryLater(err) {
+	if RetryLater(err) || errors.Is(err, errFenced) { // fenced: for the session's new owner
 		if lerr := s.line.Release(ctx, w.Line); lerr != nil {
 			s.log.Error("release a prompt or an answer in the kept line", "line", w.Line, "err", lerr)
 		}

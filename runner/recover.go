@@ -46,15 +46,16 @@ func (s *Supervisor) goOnFirst(r *Run, w *QueuedWork) {
 	if err != nil && !errors.Is(err, ErrNotAllowed) { // not allowed: the page says so
 		r.log.Error("send the prompt that goes on with a lost run's turns", "err", err)
 	}
-	if errors.Is(err, ErrRunEnded) || errors.Is(err, errFenced) {
-		s.releaseGoOn(w) // the session's next run, here or on its new owner, sends it
+	if errors.Is(err, ErrRunEnded) {
+		s.releaseGoOn(w) // the session's next run sends it
 		return
 	}
 	s.leftLine(w, err)
 }
 
 // releaseGoOn gives up the prompt that goes on when the run it was kept
-// for did not start: any replica, this one too, sends it on later.
+// for did not start, or ended before it took it: any replica, this one
+// too, sends it on later.
 func (s *Supervisor) releaseGoOn(w *QueuedWork) {
 	if s.line == nil || w.Line == 0 {
 		return

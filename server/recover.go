@@ -14,8 +14,9 @@ import (
 // crashed (its log still shows the run as live, no run of it is open): the
 // steps Claude's transcript holds and the log lacks are added, and the run
 // is closed, so the page shows the whole reply and the session idle; a
-// turn it cut off goes on (transcript.Reconciled.GoOn, kept in line for
-// this replica's next pass over it). Call it at start, after the takeover
+// turn it cut off goes on (transcript.Reconciled.GoOn, kept in line,
+// released: the next pass over the line, this replica's or another's,
+// sends it). Call it at start, after the takeover
 // of stopped replicas, and after each later takeover. A session that
 // cannot be reconciled now is left for the next call, or for its next
 // run, which reconciles it first. It returns how many sessions it
