@@ -58,15 +58,15 @@ type dbWait struct {
 // committedFunc says whether a write that failed ambiguously took effect.
 type committedFunc func(ctx context.Context) (bool, error)
 
+// leaseWait is how often a write waiting for the replica's lease looks again.
+const leaseWait = 50 * time.Millisecond
+
 // persist performs write until it succeeds or fails for a reason other than
 // the database being unavailable. committed, if not nil, is asked before
 // each retry whether the failed attempt committed after all (its reply may
 // be what was lost); nil means the write is safe to repeat. Once the run is
 // being stopped it gives up after stopGrace with an error wrapping
 // ErrUnavailable.
-// leaseWait is how often a write waiting for the replica's lease looks again.
-const leaseWait = 50 * time.Millisecond
-
 func (r *Run) persist(ctx context.Context, write func(context.Context) error, committed committedFunc) error {
 	wait := retryFirst
 	for {

@@ -75,18 +75,29 @@ func (s *Supervisor) leftLine(w *QueuedWork, err error) {
 		errors.Is(err, ErrDraining) || errors.Is(err, errClosed) || s.ctx.Err() != nil {
 		return
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, lineWrite)
-	defer cancel()
 	if RetryLater(err) || errors.Is(err, errFenced) { // fenced: for the session's new owner
-		if lerr := s.line.Release(ctx, w.Line); lerr != nil {
-			s.log.Error("release a prompt or an answer in the kept line", "line", w.Line, "err", lerr)
-		}
+		s.releaseLine(w)
 		return
 	}
+	ctx, cancel := context.WithTimeout(s.ctx, lineWrite)
+	defer cancel()
 	if _, lerr := s.line.Left(ctx, w.Line); lerr != nil {
 		// Kept, it would be sent again after a restart, unless it is a
 		// prompt whose event is in the log (store.ClaimLine).
 		s.log.Error("remove a prompt or an answer from the kept line", "line", w.Line, "err", lerr)
+	}
+}
+
+// releaseLine gives up w's kept item: any replica, this one too, sends it
+// on later (SessionsWithOrphanedLine).
+func (s *Supervisor) releaseLine(w *QueuedWork) {
+	if s.line == nil || w == nil || w.Line == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), lineWrite)
+	defer cancel()
+	if err := s.line.Release(ctx, w.Line); err != nil {
+		s.log.Error("release a prompt or an answer in the kept line", "line", w.Line, "err", err)
 	}
 }
 

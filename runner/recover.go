@@ -47,22 +47,8 @@ func (s *Supervisor) goOnFirst(r *Run, w *QueuedWork) {
 		r.log.Error("send the prompt that goes on with a lost run's turns", "err", err)
 	}
 	if errors.Is(err, ErrRunEnded) {
-		s.releaseGoOn(w) // the session's next run sends it
+		s.releaseLine(w) // the session's next run sends it
 		return
 	}
 	s.leftLine(w, err)
-}
-
-// releaseGoOn gives up the prompt that goes on when the run it was kept
-// for did not start, or ended before it took it: any replica, this one
-// too, sends it on later.
-func (s *Supervisor) releaseGoOn(w *QueuedWork) {
-	if s.line == nil || w.Line == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), lineWrite)
-	defer cancel()
-	if err := s.line.Release(ctx, w.Line); err != nil {
-		s.log.Error("release the prompt that goes on with a lost run's turns", "line", w.Line, "err", err)
-	}
 }

@@ -347,7 +347,7 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 	goOn := s.reconcile(s.ctx, o)
 	defer func() {
 		if goOn != nil { // the run did not start: the next pass over the line sends it
-			s.releaseGoOn(goOn)
+			s.releaseLine(goOn)
 		}
 	}()
 	lctx, lcancel := context.WithTimeout(s.ctx, writeTimeout)
