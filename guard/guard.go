@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
 	"syscall"
 	"time"
 )
@@ -35,12 +36,49 @@ import (
 // guard's parent has died.
 const Grace = 3 * time.Second
 
+// Options are how the guard starts its command.
+type Options struct {
+	// Nice, if not 0, is the niceness the guard gives its whole group
+	// before it starts the command, which inherits it with everything it
+	// starts (see runner.Config.Nice). Raising one's own niceness needs no
+	// privilege; nothing in the group can lower it again without one.
+	Nice int
+}
+
+// Main is `run-guard [--nice N] [--] COMMAND ARGS...`: it parses args and
+// runs the command (Run).
+func Main(args []string) (int, error) {
+	var o Options
+	if len(args) > 1 && args[0] == "--nice" {
+		n, err := strconv.Atoi(args[1])
+		if err != nil || n < 0 || n > 19 {
+			return 2, fmt.Errorf("run-guard: --nice wants 0-19, got %q", args[1])
+		}
+		o.Nice, args = n, args[2:]
+	}
+	if len(args) > 0 && args[0] == "--" {
+		args = args[1:]
+	}
+	return Run(o, args)
+}
+
 // Run starts args[0] with args[1:] in the guard's process group, with the
 // guard's stdin, stdout and stderr, and returns the exit code to exit with:
 // the command's, or 128+signal if a signal ended it.
-func Run(args []string) (int, error) {
+func Run(o Options, args []string) (int, error) {
 	if len(args) == 0 {
 		return 2, errors.New("run-guard: no command")
+	}
+	if o.Nice != 0 {
+		// Every thread of the group (the guard's, now): Linux keeps the
+		// niceness per thread, and a child inherits its forking thread's.
+		// Only a group of the guard's own: its starter's must keep its own.
+		if syscall.Getpgrp() != os.Getpid() {
+			return 126, errors.New("run-guard: --nice needs the guard to lead its process group")
+		}
+		if err := syscall.Setpriority(syscall.PRIO_PGRP, 0, o.Nice); err != nil {
+			return 126, fmt.Errorf("run-guard: set the run's niceness to %d: %w", o.Nice, err)
+		}
 	}
 	parent := os.Getppid()
 	sigs := make(chan os.Signal, 4)

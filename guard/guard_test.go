@@ -17,7 +17,7 @@ import (
 func TestMain(m *testing.M) {
 	switch os.Getenv("GUARD_TEST_ROLE") {
 	case "guard":
-		code, err := Run(os.Args[1:])
+		code, err := Main(os.Args[1:])
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 		}
@@ -49,6 +49,57 @@ func TestRunPassesTheExitStatusOn(t *testing.T) {
 			t.Errorf("%q: guard exited %d (%v), want %d", tc.script, got, err, tc.want)
 		}
 	}
+}
+
+// TestNiceReachesTheCommand: with --nice the command and what it
+// starts run at that niceness; the test's own process keeps its own.
+func TestNiceReachesTheCommand(t *testing.T) {
+	own := niceOf(t, "/proc/self/stat")
+	cmd := exec.Command(os.Args[0], "--nice", "7", "--", "sh", "-c", `awk '{print $19}' /proc/$$/stat; sh -c "awk '{print \$19}' /proc/self/stat" & wait`)
+	cmd.Env = append(os.Environ(), "GUARD_TEST_ROLE=guard")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // as Parley starts it
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Fields(string(out)); len(got) != 2 || got[0] != "7" || got[1] != "7" {
+		t.Errorf("the command and its child ran at niceness %q, want 7 and 7", got)
+	}
+	if after := niceOf(t, "/proc/self/stat"); after != own {
+		t.Errorf("the test's own niceness changed: %d → %d", own, after)
+	}
+	// In its starter's group, the guard would renice the starter: it refuses.
+	cmd = exec.Command(os.Args[0], "--nice", "7", "true")
+	cmd.Env = append(os.Environ(), "GUARD_TEST_ROLE=guard")
+	out, err = cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "lead its process group") {
+		t.Errorf("a guard in its starter's group: %v %q", err, out)
+	}
+	if after := niceOf(t, "/proc/self/stat"); after != own {
+		t.Errorf("the test's own niceness changed: %d → %d", own, after)
+	}
+	for _, bad := range []string{"20", "-1", "low"} {
+		cmd = exec.Command(os.Args[0], "--nice", bad, "true")
+		cmd.Env = append(os.Environ(), "GUARD_TEST_ROLE=guard")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "--nice wants 0-19") {
+			t.Errorf("--nice %s: %v %q", bad, err, out)
+		}
+	}
+}
+
+// niceOf reads the niceness from a /proc stat file (field 19).
+func niceOf(t *testing.T, path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+2:]))
+	n, err := strconv.Atoi(f[16]) // fields after the comm start at 3
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // TestParentDeathEndsTheGroup: the guard's parent is SIGKILLed; the

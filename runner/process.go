@@ -37,6 +37,10 @@ type Spec struct {
 	ModelURL, ModelToken string
 }
 
+// DefaultNice is the niceness runs get unless configured otherwise
+// (Config.Nice; PARLEY_RUN_NICE).
+const DefaultNice = 10
+
 // Config is the server-wide part of how claude is started.
 type Config struct {
 	ClaudeBin string // path of the claude binary
@@ -51,6 +55,13 @@ type Config struct {
 	// GuardExe, if set, is the parley binary whose `run-guard` starts each
 	// run, so nothing of it outlives Parley (guard.go).
 	GuardExe string
+	// Nice, if not 0, is the niceness (1-19) each run's whole process group
+	// runs at: the CLI and every tool command it starts. Parley's own
+	// threads keep theirs, so a run that spins (a build, a loop in a tool
+	// call) gets the CPU only after the server's sockets, run loops and
+	// asks; when nothing else wants the CPU a run still gets all of it.
+	// Nothing in the group can lower it again without CAP_SYS_NICE.
+	Nice int
 }
 
 // Sandbox confines a run: it gives the run's directories and files to the
@@ -160,6 +171,12 @@ func (c Config) start(ctx context.Context, s Spec) (*process, error) {
 	c.guard(cmd)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %s: %w", c.ClaudeBin, err)
+	}
+	if c.Nice != 0 && c.GuardExe == "" {
+		// The guard renices its group before it starts the CLI. Without
+		// it, the group is reniced from here, as it starts: a thread the
+		// CLI creates at that very moment may keep the old niceness.
+		_ = syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, c.Nice)
 	}
 	return p, nil
 }

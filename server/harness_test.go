@@ -16,6 +16,7 @@ import (
 	"parley/askuser"
 	"parley/cluster"
 	"parley/gateway"
+	"parley/guard"
 	"parley/runner"
 	"parley/runner/fakeapi"
 	"parley/store"
@@ -23,12 +24,20 @@ import (
 	"parley/transcript"
 )
 
-// TestMain lets the test binary stand in for `parley mcp-askuser`: the
-// runner starts its own executable with that argument, as the real binary.
+// TestMain lets the test binary stand in for `parley mcp-askuser` and
+// `parley run-guard`: the runner starts its own executable with that
+// argument, as the real binary.
 // It is also BenchmarkFanout's viewer farm (viewerfarm_test.go).
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == farmArg {
 		os.Exit(farmMain())
+	}
+	if len(os.Args) > 1 && os.Args[1] == "run-guard" {
+		code, err := guard.Main(os.Args[2:])
+		if err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+		}
+		os.Exit(code)
 	}
 	if len(os.Args) > 1 && os.Args[1] == "mcp-askuser" {
 		c, err := askuser.LoadConfig(os.Getenv("ASK_USER_CONFIG"))
@@ -72,6 +81,7 @@ type envOptions struct {
 	limits     Limits         // per-user limits; zero = none
 	maxRuns    int            // cap on live claude processes; 0 = none
 	isolation  string         // "uid": per-project uids (needs root); "bwrap": bubblewrap; "": none
+	guard      bool           // runs start under run-guard, as serve starts them
 	gateway    gateway.Config // limits of the model gateway (its upstream is the fake model)
 
 	// claudeBin wraps the CLI (a tee of its stdout, say); nil = the real one.
@@ -122,13 +132,16 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc := runner.Config{ClaudeBin: claude, SelfExe: self, Gateway: gw,
+	rc := runner.Config{ClaudeBin: claude, SelfExe: self, Gateway: gw, Nice: runner.DefaultNice,
 		Env: append(append(runner.BaseEnv(os.Environ()), fake.Env(filepath.Join(dir, "claude"))...), o.env...)}
 	if o.isolation == "" {
 		o.isolation = os.Getenv("PARLEY_TEST_ISOLATE")
 	}
 	if o.isolation != "" {
 		e.confine(&rc, o.isolation)
+	}
+	if o.guard {
+		rc.GuardExe = rc.SelfExe
 	}
 	// As serve does: the run loops write through the live pool, and a run
 	// about to start reconciles its session's log first.

@@ -12,12 +12,10 @@ type exitStatus int
 
 func (e exitStatus) Error() string { return fmt.Sprintf("exit status %d", int(e)) }
 
-// runGuard is `parley run-guard [--] COMMAND ARGS...` (see package guard).
+// runGuard is `parley run-guard [--nice N] [--] COMMAND ARGS...` (see
+// package guard).
 func runGuard(args []string) error {
-	if len(args) > 0 && args[0] == "--" {
-		args = args[1:]
-	}
-	code, err := guard.Run(args)
+	code, err := guard.Main(args)
 	if err != nil {
 		return err
 	}

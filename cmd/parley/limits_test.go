@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"parley/limit"
+	"parley/runner"
 	"parley/server"
 )
 
@@ -15,20 +16,24 @@ func TestLimitsConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.MaxRuns != limit.DefaultMaxRuns() || c.Limits != server.DefaultLimits {
-		t.Errorf("defaults: max runs %d, limits %+v", c.MaxRuns, c.Limits)
+	if c.MaxRuns != limit.DefaultMaxRuns() || c.Limits != server.DefaultLimits || c.RunNice != runner.DefaultNice {
+		t.Errorf("defaults: max runs %d, run nice %d, limits %+v", c.MaxRuns, c.RunNice, c.Limits)
 	}
 	c, err = parseConfig("serve", []string{"-prompts-per-minute", "7"}, env(map[string]string{
-		"PARLEY_MAX_RUNS": "3", "PARLEY_SESSIONS_PER_MINUTE": "0", "PARLEY_PROMPTS_PER_MINUTE": "5", "PARLEY_WS_PER_USER": "4",
+		"PARLEY_MAX_RUNS": "3", "PARLEY_RUN_NICE": "0", "PARLEY_SESSIONS_PER_MINUTE": "0", "PARLEY_PROMPTS_PER_MINUTE": "5", "PARLEY_WS_PER_USER": "4",
 	}), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := server.Limits{SessionsPerMinute: 0, PromptsPerMinute: 7, WSPerUser: 4, LoginsPerMinute: server.DefaultLimits.LoginsPerMinute}
-	if c.MaxRuns != 3 || c.Limits != want {
-		t.Errorf("from env and flags: max runs %d, limits %+v; want 3, %+v", c.MaxRuns, c.Limits, want)
+	if c.MaxRuns != 3 || c.Limits != want || c.RunNice != 0 {
+		t.Errorf("from env and flags: max runs %d, run nice %d, limits %+v; want 3, 0, %+v", c.MaxRuns, c.RunNice, c.Limits, want)
 	}
-	for _, bad := range []map[string]string{{"PARLEY_MAX_RUNS": "0"}, {"PARLEY_MAX_RUNS": "many"}, {"PARLEY_WS_PER_USER": "-1"}} {
+	if _, err := parseConfig("serve", []string{"-run-nice", "25"}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "run-nice") {
+		t.Errorf("-run-nice 25: err %v; want one naming the flag", err)
+	}
+	for _, bad := range []map[string]string{{"PARLEY_MAX_RUNS": "0"}, {"PARLEY_MAX_RUNS": "many"}, {"PARLEY_WS_PER_USER": "-1"},
+		{"PARLEY_RUN_NICE": "20"}, {"PARLEY_RUN_NICE": "-5"}, {"PARLEY_RUN_NICE": "low"}} {
 		if _, err := parseConfig("serve", nil, env(bad), io.Discard); err == nil || !strings.Contains(err.Error(), "PARLEY_") {
 			t.Errorf("%v: err %v; want one naming the variable", bad, err)
 		}

@@ -47,6 +47,7 @@ type config struct {
 	DrainTimeout    time.Duration // graceful shutdown: how long turns in flight may take
 	MetricsToken    string        // bearer token for /metrics from other hosts; "" = loopback only
 	MaxRuns         int           // live claude processes at once (PARLEY_MAX_RUNS)
+	RunNice         int           // CPU niceness of every run's process group (PARLEY_RUN_NICE)
 	Limits          server.Limits // per-user limits (limits.go)
 	isolationConfig
 }
@@ -146,6 +147,9 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	if c.MaxRuns < 1 {
 		return c, errors.New("the cap on live claude processes (max-runs) must be at least 1")
 	}
+	if c.RunNice < 0 || c.RunNice > 19 {
+		return c, fmt.Errorf("run-nice %d: want 0-19", c.RunNice)
+	}
 	if !slices.Contains([]string{"auto", "uid", "bwrap", "off"}, c.Isolation) {
 		return c, fmt.Errorf("PARLEY_ISOLATION %q: want auto, uid, bwrap or off", c.Isolation)
 	}
@@ -221,6 +225,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		return err
 	}
 	rc.GuardExe = rc.SelfExe // no claude outlives this process (package guard)
+	rc.Nice = c.RunNice      // runs yield the CPU to the server (the guard sets it)
 	// Logs are reconciled with Claude's transcripts before runs start and
 	// after a crash (see recoverLost).
 	rec := transcript.New(st, pub, log)
