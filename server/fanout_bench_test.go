@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -53,7 +54,10 @@ func cpuTime() time.Duration {
 func BenchmarkFanout(b *testing.B) {
 	for _, n := range []int{200, benchInt("PARLEY_BENCH_VIEWERS", 1000)} {
 		b.Run(fmt.Sprintf("viewers=%d", n), func(b *testing.B) {
-			e := newEnv(b, fakeapi.Scenario{{Text: words(500), Chunks: 500, ChunkDelay: 2 * time.Millisecond}},
+			var mu sync.Mutex
+			sent := make([]time.Time, 500)
+			e := newEnv(b, fakeapi.Scenario{{Text: words(500), Chunks: 500, ChunkDelay: 2 * time.Millisecond,
+				Sent: func(i int, at time.Time) { mu.Lock(); sent[i] = at; mu.Unlock() }}},
 				envOptions{quiet: true, askUserOff: true})
 			s := e.newSession()
 			// The viewers watch, they are not joining (BenchmarkJoinStorm
@@ -68,7 +72,10 @@ func BenchmarkFanout(b *testing.B) {
 			stopProfile := streamProfile(b, n)
 			w.prompt("stream")
 			evs := e.turnEnd(b, watch, s.ID, 5*time.Minute)[earlier:]
-			viewersCPU, cpu1, l := farm.wait(b, evs[len(evs)-1].Seq, evs)
+			mu.Lock()
+			bySeq := sentBySeq(b, evs, sent)
+			mu.Unlock()
+			viewersCPU, cpu1, l, fromModel := farm.wait(b, evs[len(evs)-1].Seq, evs, bySeq)
 			stopProfile()
 			// CPU, unlike latency, hardly depends on what else the machine runs.
 			figure(fmt.Sprintf("fan-out to %d viewers, CPU of the server per event", n),
@@ -76,8 +83,30 @@ func BenchmarkFanout(b *testing.B) {
 			figure(fmt.Sprintf("fan-out to %d viewers, CPU of the viewers per event", n),
 				float64(viewersCPU.Microseconds())/float64(len(evs)), "µs")
 			pctl(fmt.Sprintf("fan-out to %d viewers, event recorded → viewer", n), l)
+			// The whole way: the model's chunk through the CLI, the run loop,
+			// the commit and the wave (a run's CPU priority shows here).
+			pctl(fmt.Sprintf("fan-out to %d viewers, model sent the delta → viewer", n), fromModel)
 		})
 	}
+}
+
+// sentBySeq maps the seq of each text delta in evs (the CLI prints one
+// stream_event per chunk of the model's, in order) to when the fake model
+// sent that chunk.
+func sentBySeq(b *testing.B, evs []store.Event, sent []time.Time) map[int64]time.Time {
+	m := map[int64]time.Time{}
+	for _, ev := range evs {
+		if ev.Type == "stream_event" && bytes.Contains(ev.Payload, []byte(`"text_delta"`)) {
+			if len(m) == len(sent) {
+				b.Fatalf("more text deltas in the log than the model's %d chunks", len(sent))
+			}
+			m[ev.Seq] = sent[len(m)]
+		}
+	}
+	if len(m) != len(sent) {
+		b.Fatalf("%d text deltas in the log for the model's %d chunks", len(m), len(sent))
+	}
+	return m
 }
 
 // streamProfile profiles the server's CPU while the stream fans out, to

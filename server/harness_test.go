@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -142,6 +143,9 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	}
 	if o.guard {
 		rc.GuardExe = rc.SelfExe
+	}
+	if n, err := strconv.Atoi(os.Getenv("PARLEY_TEST_RUN_NICE")); err == nil {
+		rc.Nice = n // as PARLEY_RUN_NICE: benchmarks compare niceness A/B
 	}
 	// As serve does: the run loops write through the live pool, and a run
 	// about to start reconciles its session's log first.

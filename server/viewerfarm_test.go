@@ -143,8 +143,9 @@ func (e *env) viewerFarm(b *testing.B, sessionID string, n int, ready int64) *vi
 // farm's CPU time since it was ready, this process's CPU time (cpuTime)
 // when every viewer had read seq, before reading the farm's report, and,
 // for each event of evs a viewer read, the time from the event being
-// recorded to the viewer reading it.
-func (f *viewerFarm) wait(b *testing.B, seq int64, evs []store.Event) (farmCPU, ownCPU time.Duration, l []time.Duration) {
+// recorded to the viewer reading it (l), and for each event sent holds,
+// the time from then (the model sending it) to the viewer reading it.
+func (f *viewerFarm) wait(b *testing.B, seq int64, evs []store.Event, sent map[int64]time.Time) (farmCPU, ownCPU time.Duration, l, fromModel []time.Duration) {
 	fmt.Fprintf(f.in, "wait %d\n", seq)
 	if err := f.in.Flush(); err != nil {
 		b.Fatal(err)
@@ -157,7 +158,7 @@ func (f *viewerFarm) wait(b *testing.B, seq int64, evs []store.Event) (farmCPU, 
 		var a, c int64
 		switch line := f.out.Text(); {
 		case line == "done":
-			return farmCPU, ownCPU, l
+			return farmCPU, ownCPU, l, fromModel
 		case strings.HasPrefix(line, "cpu "):
 			ownCPU = cpuTime()
 			_, _ = fmt.Sscanf(line, "cpu %d", &a)
@@ -167,10 +168,13 @@ func (f *viewerFarm) wait(b *testing.B, seq int64, evs []store.Event) (farmCPU, 
 			if at, ok := born[a]; ok {
 				l = append(l, time.Unix(0, c).Sub(at))
 			}
+			if at, ok := sent[a]; ok {
+				fromModel = append(fromModel, time.Unix(0, c).Sub(at))
+			}
 		default:
 			b.Fatalf("viewer farm: %s", line)
 		}
 	}
 	b.Fatalf("viewer farm ended: %v", f.out.Err())
-	return 0, 0, nil
+	return 0, 0, nil, nil
 }

@@ -38,6 +38,9 @@ type Step struct {
 	Chunks int
 	// ChunkDelay is the pause between chunks, so tests can act mid-stream.
 	ChunkDelay time.Duration
+	// Sent, if set, is told when each text chunk (0, 1, ...) was written
+	// and flushed to the CLI: a benchmark times model → page with it.
+	Sent func(chunk int, at time.Time)
 	// ToolName, if set, ends the reply with a tool_use block (stop_reason tool_use).
 	ToolName string
 	// ToolInput is marshalled to JSON as the tool_use input ({} if nil).
@@ -222,7 +225,7 @@ func (s *Server) pick(req *Request) (Step, reply) {
 		step = Step{Text: ExhaustedText}
 	}
 	rep := reply{model: req.Model, text: step.Text, chunks: step.Chunks,
-		chunkDelay: step.ChunkDelay, hold: step.Hold, toolName: step.ToolName, toolInput: step.ToolInput,
+		chunkDelay: step.ChunkDelay, sent: step.Sent, hold: step.Hold, toolName: step.ToolName, toolInput: step.ToolInput,
 		inputTokens: step.InputTokens}
 	if _, text, _, ok := req.LastToolResult(); ok {
 		rep.text = strings.ReplaceAll(rep.text, ToolResultPlaceholder, text)

@@ -34,6 +34,7 @@ type reply struct {
 	text       string
 	chunks     int
 	chunkDelay time.Duration
+	sent       func(chunk int, at time.Time)
 	hold       <-chan struct{}
 	toolID     string
 	toolName   string
@@ -100,6 +101,9 @@ func (r reply) streamText(ctx context.Context, out sse, index int) bool {
 		}
 		out.event("content_block_delta", map[string]any{"index": index,
 			"delta": map[string]any{"type": "text_delta", "text": part}})
+		if r.sent != nil {
+			r.sent(i, time.Now())
+		}
 	}
 	out.event("content_block_stop", map[string]any{"index": index})
 	return true
