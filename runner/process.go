@@ -37,10 +37,6 @@ type Spec struct {
 	ModelURL, ModelToken string
 }
 
-// DefaultNice is the niceness runs get unless configured otherwise
-// (Config.Nice; PARLEY_RUN_NICE).
-const DefaultNice = 10
-
 // Config is the server-wide part of how claude is started.
 type Config struct {
 	ClaudeBin string // path of the claude binary
@@ -60,7 +56,10 @@ type Config struct {
 	// threads keep theirs, so a run that spins (a build, a loop in a tool
 	// call) gets the CPU only after the server's sockets, run loops and
 	// asks; when nothing else wants the CPU a run still gets all of it.
-	// Nothing in the group can lower it again without CAP_SYS_NICE.
+	// Nothing in the group can lower it again without CAP_SYS_NICE. The
+	// CLI itself is in the group, and on a busy machine it then prints
+	// the model's stream later (measured: README, Isolation), so 0 is the
+	// default (PARLEY_RUN_NICE).
 	Nice int
 }
 

@@ -58,7 +58,7 @@ func attackSuite(t *testing.T, isolation string) {
 		sc = append(sc, fakeapi.Step{ToolName: "Bash"}, fakeapi.Step{Text: "OUT " + fakeapi.ToolResultPlaceholder})
 	}
 	sc = append(sc, fakeapi.Step{Text: "A fresh session."})
-	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true})
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, nice: 10})
 	hookMarker := filepath.Join(e.dataDir, "projects", fmt.Sprint(e.project.ID), "workspace", "HOOK_RAN")
 	a[len(a)-1] = plantAttack(hookMarker)
 
@@ -174,8 +174,8 @@ func attacks() []attack {
 		{name: "connect to the database", command: "{PSQL} '{DB_URL}' -c 'select email from users'",
 			mustNot: []string{"you@example.com", "(1 row)"},
 			failed:  denied},
-		// A run yields the CPU to the server (runner.Config.Nice), and can
-		// take no more than its share back.
+		// With PARLEY_RUN_NICE=10 a run yields the CPU to the server
+		// (runner.Config.Nice), and cannot take it back.
 		{name: "take the CPU back from the server",
 			command:  `awk '{print "nice=" $19}' /proc/self/stat; renice -n 0 -p $$; awk '{print "nice=" $19}' /proc/self/stat`,
 			mustNot:  []string{"nice=0"},

@@ -83,6 +83,7 @@ type envOptions struct {
 	maxRuns    int            // cap on live claude processes; 0 = none
 	isolation  string         // "uid": per-project uids (needs root); "bwrap": bubblewrap; "": none
 	guard      bool           // runs start under run-guard, as serve starts them
+	nice       int            // the runs' niceness (PARLEY_RUN_NICE)
 	gateway    gateway.Config // limits of the model gateway (its upstream is the fake model)
 
 	// claudeBin wraps the CLI (a tee of its stdout, say); nil = the real one.
@@ -133,7 +134,7 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rc := runner.Config{ClaudeBin: claude, SelfExe: self, Gateway: gw, Nice: runner.DefaultNice,
+	rc := runner.Config{ClaudeBin: claude, SelfExe: self, Gateway: gw, Nice: o.nice,
 		Env: append(append(runner.BaseEnv(os.Environ()), fake.Env(filepath.Join(dir, "claude"))...), o.env...)}
 	if o.isolation == "" {
 		o.isolation = os.Getenv("PARLEY_TEST_ISOLATE")
@@ -145,7 +146,7 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 		rc.GuardExe = rc.SelfExe
 	}
 	if n, err := strconv.Atoi(os.Getenv("PARLEY_TEST_RUN_NICE")); err == nil {
-		rc.Nice = n // as PARLEY_RUN_NICE: benchmarks compare niceness A/B
+		rc.Nice = n // as PARLEY_RUN_NICE, for A/B runs of the benchmarks
 	}
 	// As serve does: the run loops write through the live pool, and a run
 	// about to start reconciles its session's log first.

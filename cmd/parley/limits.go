@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"parley/limit"
-	"parley/runner"
 	"parley/server"
 )
 
@@ -15,7 +14,7 @@ import (
 // their defaults.
 func parseLimits(c *config, getenv func(string) string) error {
 	c.MaxRuns = limit.DefaultMaxRuns()
-	c.RunNice = runner.DefaultNice
+	c.RunNice = 0
 	c.Limits = server.DefaultLimits
 	const none = -1
 	for _, v := range []struct {
@@ -49,7 +48,7 @@ func parseLimits(c *config, getenv func(string) string) error {
 // limitFlags lets flags override the limits read by parseLimits.
 func limitFlags(fs *flag.FlagSet, c *config) {
 	fs.IntVar(&c.MaxRuns, "max-runs", c.MaxRuns, "live claude processes at once; more sessions wait in line (env PARLEY_MAX_RUNS; default from memory, about 220 MB each)")
-	fs.IntVar(&c.RunNice, "run-nice", c.RunNice, "CPU niceness of every run and the tools it starts, 0-19: the server's own work goes first (env PARLEY_RUN_NICE; 0 = as Parley's)")
+	fs.IntVar(&c.RunNice, "run-nice", c.RunNice, "CPU niceness of every run and the tools it starts, 0-19: the server's own work goes first, the CLI's stream waits (env PARLEY_RUN_NICE; 0 = as Parley's)")
 	fs.IntVar(&c.Limits.SessionsPerMinute, "sessions-per-minute", c.Limits.SessionsPerMinute, "new sessions a user may start a minute (env PARLEY_SESSIONS_PER_MINUTE; 0 = no limit)")
 	fs.IntVar(&c.Limits.PromptsPerMinute, "prompts-per-minute", c.Limits.PromptsPerMinute, "messages a user may send a minute (env PARLEY_PROMPTS_PER_MINUTE; 0 = no limit)")
 	fs.IntVar(&c.Limits.WSPerUser, "ws-per-user", c.Limits.WSPerUser, "WebSockets (open pages) a user may hold (env PARLEY_WS_PER_USER; 0 = no limit)")

@@ -225,7 +225,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		return err
 	}
 	rc.GuardExe = rc.SelfExe // no claude outlives this process (package guard)
-	rc.Nice = c.RunNice      // runs yield the CPU to the server (the guard sets it)
+	rc.Nice = c.RunNice      // PARLEY_RUN_NICE; the guard sets it
 	// Logs are reconciled with Claude's transcripts before runs start and
 	// after a crash (see recoverLost).
 	rec := transcript.New(st, pub, log)
