@@ -86,6 +86,13 @@ func BenchmarkFanout(b *testing.B) {
 			// The whole way: the model's chunk through the CLI, the run loop,
 			// the commit and the wave (a run's CPU priority shows here).
 			pctl(fmt.Sprintf("fan-out to %d viewers, model sent the delta → viewer", n), fromModel)
+			var toLog []time.Duration // the CLI and the run loop's read, no fan-out
+			for _, ev := range evs {
+				if at, ok := bySeq[ev.Seq]; ok {
+					toLog = append(toLog, ev.CreatedAt.Sub(at))
+				}
+			}
+			pctl(fmt.Sprintf("fan-out to %d viewers, model sent the delta → event recorded", n), toLog)
 		})
 	}
 }
