@@ -14,7 +14,7 @@ import (
 // their defaults.
 func parseLimits(c *config, getenv func(string) string) error {
 	c.MaxRuns = limit.DefaultMaxRuns()
-	c.RunNice = 0
+	c.RunNice = 0 // off by default: runner.Config.Nice says why
 	c.Limits = server.DefaultLimits
 	const none = -1
 	for _, v := range []struct {
