@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -240,7 +241,13 @@ func (r *Run) reader(ctx context.Context) {
 	for {
 		l, err := d.Next()
 		if err != nil {
-			if !errors.Is(err, io.EOF) {
+			switch {
+			case errors.Is(err, io.EOF):
+			case errors.Is(err, os.ErrClosed):
+				// exec closed it: the process outlived WaitDelay after its
+				// cancel and was killed.
+				r.log.Debug("claude stdout closed after the process was killed")
+			default:
 				r.log.Warn("read claude stdout", "err", err)
 			}
 			break
