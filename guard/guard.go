@@ -28,6 +28,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -38,10 +39,12 @@ const Grace = 3 * time.Second
 
 // Options are how the guard starts its command.
 type Options struct {
-	// Nice, if not 0, is the niceness the guard gives its whole group
-	// before it starts the command, which inherits it with everything it
-	// starts (see runner.Config.Nice). Raising one's own niceness needs no
-	// privilege; nothing in the group can lower it again without one.
+	// Nice, if not 0, is the least niceness the guard gives its whole
+	// group before it starts the command, which inherits it with
+	// everything it starts (see runner.Config.Nice). A guard already
+	// nicer keeps its own: raising one's niceness needs no privilege,
+	// lowering it needs CAP_SYS_NICE or a raised RLIMIT_NICE, which no
+	// process of the run then has either.
 	Nice int
 }
 
@@ -49,12 +52,19 @@ type Options struct {
 // runs the command (Run).
 func Main(args []string) (int, error) {
 	var o Options
-	if len(args) > 1 && args[0] == "--nice" {
-		n, err := strconv.Atoi(args[1])
-		if err != nil || n < 0 || n > 19 {
-			return 2, fmt.Errorf("run-guard: --nice wants 0-19, got %q", args[1])
+	if len(args) > 0 && (args[0] == "--nice" || strings.HasPrefix(args[0], "--nice=")) {
+		v, ok := strings.CutPrefix(args[0], "--nice=")
+		if !ok {
+			if len(args) < 2 {
+				return 2, errors.New("run-guard: --nice wants a niceness, 0-19")
+			}
+			v, args = args[1], args[1:]
 		}
-		o.Nice, args = n, args[2:]
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 19 {
+			return 2, fmt.Errorf("run-guard: --nice wants 0-19, got %q", v)
+		}
+		o.Nice, args = n, args[1:]
 	}
 	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
@@ -70,13 +80,11 @@ func Run(o Options, args []string) (int, error) {
 		return 2, errors.New("run-guard: no command")
 	}
 	if o.Nice != 0 {
-		// Every thread of the group (the guard's, now): Linux keeps the
-		// niceness per thread, and a child inherits its forking thread's.
 		// Only a group of the guard's own: its starter's must keep its own.
 		if syscall.Getpgrp() != os.Getpid() {
 			return 126, errors.New("run-guard: --nice needs the guard to lead its process group")
 		}
-		if err := syscall.Setpriority(syscall.PRIO_PGRP, 0, o.Nice); err != nil {
+		if err := RaiseNice(0, o.Nice); err != nil {
 			return 126, fmt.Errorf("run-guard: set the run's niceness to %d: %w", o.Nice, err)
 		}
 	}
@@ -113,6 +121,21 @@ func Run(o Options, args []string) (int, error) {
 			return exitCode(cmd, err), nil
 		}
 	}
+}
+
+// RaiseNice gives every thread of process group pgrp (0: the caller's)
+// niceness n, unless the caller's is n or more already: raising needs no
+// privilege, lowering does. Linux keeps the niceness per thread, and a
+// process or thread inherits the one of the thread that made it.
+func RaiseNice(pgrp, n int) error {
+	p, err := syscall.Getpriority(syscall.PRIO_PROCESS, 0) // the kernel's 20 - nice
+	if err != nil {
+		return err
+	}
+	if 20-p >= n {
+		return nil
+	}
+	return syscall.Setpriority(syscall.PRIO_PGRP, pgrp, n)
 }
 
 func exitCode(cmd *exec.Cmd, err error) int {

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"parley/guard"
 )
 
 // Spec is everything needed to start one claude process for a session.
@@ -56,7 +58,8 @@ type Config struct {
 	// threads keep theirs, so a run that spins (a build, a loop in a tool
 	// call) gets the CPU only after the server's sockets, run loops and
 	// asks; when nothing else wants the CPU a run still gets all of it.
-	// Nothing in the group can lower it again without CAP_SYS_NICE. The
+	// Nothing in the group can lower it again without CAP_SYS_NICE or a
+	// raised RLIMIT_NICE; a Parley nicer already keeps its own. The
 	// CLI itself is in the group, and on a busy machine it then prints
 	// the model's stream later (measured: README, Isolation), so 0 is the
 	// default (PARLEY_RUN_NICE).
@@ -173,9 +176,10 @@ func (c Config) start(ctx context.Context, s Spec) (*process, error) {
 	}
 	if c.Nice != 0 && c.GuardExe == "" {
 		// The guard renices its group before it starts the CLI. Without
-		// it, the group is reniced from here, as it starts: a thread the
-		// CLI creates at that very moment may keep the old niceness.
-		_ = syscall.Setpriority(syscall.PRIO_PGRP, cmd.Process.Pid, c.Nice)
+		// it (tests), the group is reniced from here, as it starts: a
+		// thread or process the CLI creates at that very moment may keep
+		// the old niceness. A failure leaves the run as Parley is.
+		_ = guard.RaiseNice(cmd.Process.Pid, c.Nice)
 	}
 	return p, nil
 }
