@@ -48,15 +48,17 @@ func cpuTime() time.Duration {
 }
 
 // BenchmarkFanout streams a 500-delta reply to 200 and to 1,000 viewers of
-// one session: event recorded → frame read by each viewer. The viewers
+// one session: event recorded → frame read by each viewer, and the whole
+// way, model sent the delta → viewer (and → event recorded). The viewers
 // run in a process of their own (viewerfarm_test.go), as browsers do; the
 // benchmark's own socket, which sees the turn end, is one more.
 func BenchmarkFanout(b *testing.B) {
+	const deltas = 500
 	for _, n := range []int{200, benchInt("PARLEY_BENCH_VIEWERS", 1000)} {
 		b.Run(fmt.Sprintf("viewers=%d", n), func(b *testing.B) {
 			var mu sync.Mutex
-			sent := make([]time.Time, 500)
-			e := newEnv(b, fakeapi.Scenario{{Text: words(500), Chunks: 500, ChunkDelay: 2 * time.Millisecond,
+			sent := make([]time.Time, deltas)
+			e := newEnv(b, fakeapi.Scenario{{Text: words(deltas), Chunks: deltas, ChunkDelay: 2 * time.Millisecond,
 				Sent: func(i int, at time.Time) { mu.Lock(); sent[i] = at; mu.Unlock() }}},
 				envOptions{quiet: true, askUserOff: true})
 			s := e.newSession()
