@@ -7,11 +7,13 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
@@ -69,6 +71,9 @@ type Gateway struct {
 	proxy  *httputil.ReverseProxy
 	limits *limiter
 
+	// leaseHeld, if set, is asked before model traffic flows (SetLeaseCheck).
+	leaseHeld func() bool
+
 	mu     sync.Mutex
 	grants map[string]grant
 }
@@ -90,7 +95,7 @@ func New(cfg Config, sink UsageSink, notify Notifier, log *slog.Logger) (*Gatewa
 		// -1: flush after every write, so each SSE event reaches the CLI
 		// as soon as the upstream sends it.
 		FlushInterval:  -1,
-		ModifyResponse: g.countUsage,
+		ModifyResponse: g.modifyResponse,
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 				writeError(w, http.StatusRequestEntityTooLarge, "request_too_large", "The request is larger than 32 MB.", false)
@@ -121,9 +126,25 @@ func (g *Gateway) Admit(projectID int64, sessionID string, user func() string) (
 
 // ServeHTTP checks the run's token and limits and forwards the request.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	g.mu.Lock()
-	gr, ok := g.grants[runToken(r.Header)]
-	g.mu.Unlock()
+	token := runToken(r.Header)
+	gr, ok := g.grant(token)
+	if ok && !g.leaseHeldNow() {
+		g.log.Warn("a model request waits: this replica's lease is not surely held", "session_id", gr.sessionID)
+		// Read the body first: only then does the server notice a CLI that
+		// goes away (its run fenced and ended, say) and end r's context.
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
+		if _, big := errors.AsType[*http.MaxBytesError](err); big {
+			g.proxy.ErrorHandler(w, r, err) // 413
+			return
+		} else if err != nil {
+			return // the CLI went away
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		if !g.waitLease(r.Context()) {
+			return
+		}
+		_, ok = g.grant(token) // a fenced run's token is revoked
+	}
 	if !ok {
 		writeError(w, http.StatusUnauthorized, "authentication_error", "unknown or ended run token", false)
 		return
@@ -143,9 +164,90 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	// The Messages API takes up to 32 MB a request; nothing larger is forwarded.
 	r.Body = http.MaxBytesReader(w, r.Body, maxRequestBytes)
-	r = r.WithContext(context.WithValue(r.Context(), grantKey{}, gr))
+	r = r.WithContext(context.WithValue(r.Context(), grantKey{}, granted{grant: gr, token: token}))
 	g.proxy.ServeHTTP(w, r)
 }
+
+// grant returns what token allows, if it is a live run's.
+func (g *Gateway) grant(token string) (grant, bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	gr, ok := g.grants[token]
+	return gr, ok
+}
+
+// SetLeaseCheck sets what model traffic asks before it flows: whether this
+// replica surely still holds its lease (package cluster). While it does
+// not, a model request waits before it goes upstream, and a response waits
+// before it passes more on to the CLI: a replica cut off from Postgres (or
+// paused) past its lease may have had its sessions taken over by another
+// replica, whose claude now works in the same workspace and transcript, so
+// this replica's claude gets nothing more from the model until the
+// heartbeat renews the lease, or fences the run (which revokes its token:
+// the request is then refused and the response cut). Set it before runs
+// start.
+func (g *Gateway) SetLeaseCheck(held func() bool) { g.leaseHeld = held }
+
+// leaseWait is how often model traffic waiting for the lease looks again.
+const leaseWait = 50 * time.Millisecond
+
+func (g *Gateway) leaseHeldNow() bool { return g.leaseHeld == nil || g.leaseHeld() }
+
+// waitLease waits until the lease is surely held; false if ctx ended first.
+func (g *Gateway) waitLease(ctx context.Context) bool {
+	if g.leaseHeldNow() {
+		return true
+	}
+	t := time.NewTicker(leaseWait)
+	defer t.Stop()
+	for !g.leaseHeldNow() {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+		}
+	}
+	return true
+}
+
+// modifyResponse has the response flow only while the lease is held and
+// the run's token valid, and counts its usage.
+func (g *Gateway) modifyResponse(resp *http.Response) error {
+	gr, ok := resp.Request.Context().Value(grantKey{}).(granted)
+	if !ok {
+		return nil
+	}
+	if g.leaseHeld != nil {
+		resp.Body = &leaseReader{rc: resp.Body, g: g, ctx: resp.Request.Context(), token: gr.token}
+	}
+	return g.countUsage(resp, gr.grant)
+}
+
+// errFenced cuts a response whose run's token was revoked while it streamed.
+var errFenced = errors.New("the run's model token was revoked")
+
+// leaseReader passes a response on only while the replica's lease is
+// surely held and the run's token is valid: what it read while the lease
+// was in doubt waits, and a revoked token (a fenced run) cuts it.
+type leaseReader struct {
+	rc    io.ReadCloser
+	g     *Gateway
+	ctx   context.Context
+	token string
+}
+
+func (r *leaseReader) Read(p []byte) (int, error) {
+	n, err := r.rc.Read(p)
+	if !r.g.waitLease(r.ctx) {
+		return 0, r.ctx.Err()
+	}
+	if _, ok := r.g.grant(r.token); !ok {
+		return 0, errFenced
+	}
+	return n, err
+}
+
+func (r *leaseReader) Close() error { return r.rc.Close() }
 
 // admitRequest counts the request against the project's and the user's
 // limits; it returns why it is refused, or "".
@@ -191,7 +293,13 @@ func runToken(h http.Header) string {
 	return ""
 }
 
+// grantKey is the context key of a forwarded request's granted.
 type grantKey struct{}
+
+type granted struct {
+	grant
+	token string
+}
 
 // record hands one request's usage to the sink, bounded in time.
 func (g *Gateway) record(projectID int64, u Usage) {

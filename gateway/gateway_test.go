@@ -3,12 +3,14 @@ package gateway
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -219,5 +221,137 @@ func TestGatewayRefusesOversizedRequests(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusRequestEntityTooLarge {
 		t.Errorf("status %d, want 413", resp.StatusCode)
+	}
+}
+
+// TestGatewayWaitsForTheLease: while the replica's lease is not surely
+// held, a request waits before it goes upstream and a response before it
+// passes more on; a token revoked meanwhile (a fenced run) is refused, and
+// its response cut.
+func TestGatewayWaitsForTheLease(t *testing.T) {
+	var requests atomic.Int64
+	releases := make(chan chan struct{}, 4)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		release := <-releases
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: message_start\n")
+		w.(http.Flusher).Flush()
+		<-release
+		io.WriteString(w, "event: message_stop\n")
+	}))
+	defer up.Close()
+	g, _ := New(Config{Upstream: up.URL}, nil, nil, slog.New(slog.DiscardHandler))
+	var held atomic.Bool
+	g.SetLeaseCheck(held.Load)
+	front := httptest.NewServer(g)
+	defer front.Close()
+	type result struct {
+		resp *http.Response
+		err  error
+	}
+	send := func(ctx context.Context, token string) chan result {
+		ch := make(chan result, 1)
+		req, _ := http.NewRequestWithContext(ctx, "POST", front.URL+"/v1/messages", strings.NewReader(`{}`))
+		req.Header.Set("X-Api-Key", token)
+		go func() { resp, err := http.DefaultClient.Do(req); ch <- result{resp, err} }()
+		return ch
+	}
+	// nothingFor fails if ch yields within d.
+	nothingFor := func(what string, ch <-chan result, d time.Duration) {
+		t.Helper()
+		select {
+		case r := <-ch:
+			t.Fatalf("%s while the lease was in doubt: %+v", what, r)
+		case <-time.After(d):
+		}
+	}
+	readLine := func(br *bufio.Reader) chan result {
+		ch := make(chan result, 1)
+		go func() {
+			line, err := br.ReadString('\n')
+			if err == nil && line != "event: message_stop\n" {
+				err = fmt.Errorf("line %q", line)
+			}
+			ch <- result{err: err}
+		}()
+		return ch
+	}
+
+	// A request waits, then goes once the lease is held again.
+	token, revoke := g.Admit(1, "s", nil)
+	release := make(chan struct{})
+	releases <- release
+	ch := send(t.Context(), token)
+	nothingFor("a response came", ch, 300*time.Millisecond)
+	if n := requests.Load(); n != 0 {
+		t.Fatalf("%d requests reached the model while the lease was in doubt", n)
+	}
+	held.Store(true)
+	r := <-ch
+	if r.err != nil || r.resp.StatusCode != 200 {
+		t.Fatalf("once held: %+v", r)
+	}
+	br := bufio.NewReader(r.resp.Body)
+	if line, err := br.ReadString('\n'); err != nil || line != "event: message_start\n" {
+		t.Fatalf("first line %q, %v", line, err)
+	}
+	// The lease in doubt again: the rest of the stream waits for it.
+	held.Store(false)
+	close(release)
+	rest := readLine(br)
+	nothingFor("the stream went on", rest, 300*time.Millisecond)
+	held.Store(true)
+	if r := <-rest; r.err != nil {
+		t.Fatalf("the rest once held: %v", r.err)
+	}
+	r.resp.Body.Close()
+
+	// A stream in flight when its run is fenced is cut.
+	release = make(chan struct{})
+	releases <- release
+	r = <-send(t.Context(), token)
+	if r.err != nil || r.resp.StatusCode != 200 {
+		t.Fatalf("second request: %+v", r)
+	}
+	br = bufio.NewReader(r.resp.Body)
+	if _, err := br.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	held.Store(false)
+	close(release)
+	rest = readLine(br)
+	nothingFor("the stream went on", rest, 200*time.Millisecond)
+	revoke()
+	held.Store(true)
+	if r := <-rest; r.err == nil {
+		t.Error("a fenced run's stream went on")
+	}
+	r.resp.Body.Close()
+
+	// A request that waited while its run was fenced is refused.
+	held.Store(false)
+	token, revoke = g.Admit(1, "s", nil)
+	ch = send(t.Context(), token)
+	nothingFor("a response came", ch, 200*time.Millisecond)
+	revoke()
+	held.Store(true)
+	if r := <-ch; r.err != nil || r.resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("a fenced run's request: %+v, want 401", r)
+	}
+	// A request given up while it waited never goes.
+	held.Store(false)
+	token, _ = g.Admit(1, "s", nil)
+	ctx, cancel := context.WithCancel(t.Context())
+	ch = send(ctx, token)
+	time.Sleep(200 * time.Millisecond)
+	cancel()
+	if r := <-ch; r.err == nil {
+		t.Errorf("a cancelled request got %d", r.resp.StatusCode)
+	}
+	held.Store(true)
+	time.Sleep(200 * time.Millisecond)
+	if n := requests.Load(); n != 2 {
+		t.Errorf("the model got %d requests, want 2", n)
 	}
 }

@@ -14,9 +14,8 @@ const maxUsageLine = 64 << 10
 
 // countUsage wraps the upstream response so its usage is counted as it
 // streams by; the request is recorded when the body is closed.
-func (g *Gateway) countUsage(resp *http.Response) error {
-	gr, ok := resp.Request.Context().Value(grantKey{}).(grant)
-	if !ok || g.sink == nil {
+func (g *Gateway) countUsage(resp *http.Response, gr grant) error {
+	if g.sink == nil {
 		return nil
 	}
 	sse := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")

@@ -39,6 +39,9 @@ type Run struct {
 	// fenced: another replica took the session over (Fence); the run
 	// writes nothing more to the log.
 	fenced atomic.Bool
+	// revokeModel ends the run's model token (set before the run is
+	// live; Fence calls it at once, the run's end again).
+	revokeModel func()
 	// leaseHeld says whether this replica's lease is surely still held
 	// (Supervisor.SetLeaseCheck); nil = always.
 	leaseHeld   func() bool

@@ -235,10 +235,14 @@ var errFenced = errors.New("the run was taken over by another replica")
 // Fence ends the session's run, if it is the run runID, without writing
 // anything more to the session's log: another replica took the session
 // over while this one's lease had lapsed, and writes it now. The run is
-// marked at once; its process group ends as the run does.
+// marked and its model token revoked at once (its claude gets nothing more
+// from the model: package gateway); its process group ends as the run does.
 func (s *Supervisor) Fence(sessionID string, runID int64) {
 	if r, ok := s.Live(sessionID); ok && r.id == runID {
 		r.fenced.Store(true)
+		if r.revokeModel != nil {
+			r.revokeModel()
+		}
 		r.cancel()
 	}
 }
@@ -388,9 +392,9 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 		unregister = s.broker.RegisterWithConfig(token, r, askuser.Config{
 			TimeoutSeconds: int(o.AskTimeout / time.Second), MaxTimeoutSeconds: int(o.AskMaxTimeout / time.Second)})
 	}
-	revokeModel := s.admitModel(r, o)
+	r.revokeModel = s.admitModel(r, o)
 	cleanup := func() {
-		revokeModel()
+		r.revokeModel()
 		if unregister != nil {
 			unregister()
 		}

@@ -1,0 +1,219 @@
+package server
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"parley/runner/fakeapi"
+)
+
+// dbProxy stands between one replica and Postgres (a Unix socket directory
+// of its own, or a loopback port): partition cuts every connection and
+// refuses new ones, as a network partition does; heal lets them through.
+type dbProxy struct {
+	url  string
+	ln   net.Listener
+	mu   sync.Mutex
+	down bool
+	open map[net.Conn]bool
+	wg   sync.WaitGroup
+}
+
+func newDBProxy(t *testing.T, dbURL string) *dbProxy {
+	t.Helper()
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	p := &dbProxy{open: map[net.Conn]bool{}}
+	var network, target string
+	if dir := q.Get("host"); strings.HasPrefix(dir, "/") {
+		port := q.Get("port")
+		if port == "" {
+			port = "5432"
+		}
+		name := ".s.PGSQL." + port
+		network, target = "unix", filepath.Join(dir, name)
+		mine := t.TempDir()
+		if err := os.Chmod(mine, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		p.ln, err = net.Listen("unix", filepath.Join(mine, name))
+		q.Set("host", mine)
+	} else {
+		network, target = "tcp", u.Host
+		p.ln, err = net.Listen("tcp", "127.0.0.1:0")
+		u.Host = p.ln.Addr().String()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.RawQuery = q.Encode()
+	p.url = u.String()
+	p.wg.Go(func() {
+		for {
+			c, err := p.ln.Accept()
+			if err != nil {
+				return
+			}
+			p.mu.Lock()
+			down := p.down
+			p.mu.Unlock()
+			if down {
+				c.Close()
+				continue
+			}
+			b, err := net.Dial(network, target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.open[c], p.open[b] = true, true
+			p.mu.Unlock()
+			p.wg.Go(func() { io.Copy(b, c); b.Close() })
+			p.wg.Go(func() { io.Copy(c, b); c.Close() })
+		}
+	})
+	t.Cleanup(func() { p.ln.Close(); p.partition(); p.wg.Wait() })
+	return p
+}
+
+// partition cuts the replica off from Postgres until heal.
+func (p *dbProxy) partition() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = true
+	for c := range p.open {
+		c.Close()
+		delete(p.open, c)
+	}
+}
+
+func (p *dbProxy) heal() {
+	p.mu.Lock()
+	p.down = false
+	p.mu.Unlock()
+}
+
+// modelTap forwards a replica's model traffic to the fake model and keeps
+// the request bodies that passed.
+type modelTap struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	bodies [][]byte
+}
+
+func newModelTap(t *testing.T, fake string) *modelTap {
+	target, err := url.Parse(fake)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &modelTap{}
+	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.FlushInterval = -1
+	m.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		m.mu.Lock()
+		m.bodies = append(m.bodies, body)
+		m.mu.Unlock()
+		r.Body = io.NopCloser(bytes.NewReader(body))
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(m.srv.Close)
+	return m
+}
+
+// passed counts the requests that passed holding sub.
+func (m *modelTap) passed(sub string) int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, b := range m.bodies {
+		if bytes.Contains(b, []byte(sub)) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestFaultReplicaCutOffFromDatabase: replica A, cut off from Postgres
+// while its claude runs a tool, loses its lease and B takes the session
+// over and has Claude go on. A's claude, still alive, finishes the tool,
+// and its next model request (with the tool's result) must not reach the
+// model: A's gateway holds model traffic while A's lease is in doubt, so
+// two Claudes never work one session. When A reaches Postgres again, its
+// heartbeat fences the run: its claude ends and the held request is
+// refused, never sent.
+func TestFaultReplicaCutOffFromDatabase(t *testing.T) {
+	const slept = "SLEPT-THROUGH-THE-PARTITION"
+	e := newEnv(t, fakeapi.Scenario{
+		{Text: "Running it.", ToolName: "Bash", ToolInput: map[string]any{"command": "sleep 5; echo " + slept, "description": "wait"}},
+		{Text: "Went on after the restart."},
+	}, envOptions{quiet: true})
+	settings := e.project.ProjectSettings
+	settings.AllowedTools = []string{"Bash"}
+	if err := e.st.UpdateProjectSettings(t.Context(), e.project.ID, settings, ""); err != nil {
+		t.Fatal(err)
+	}
+	db := newDBProxy(t, e.dbURL)
+	tap := newModelTap(t, e.fake.URL())
+	a := e.startReplica("A", "DATABASE_URL="+db.url, "ANTHROPIC_BASE_URL="+tap.srv.URL)
+	b := e.startReplica("B")
+	s := e.newSession()
+	wa := e.dialReplica(a, e.user, s.ID)
+	wa.prompt("run the slow thing")
+	waitUntil(t, 90*time.Second, "the Bash call in the log", func() bool {
+		var n int
+		e.queryRow(`SELECT count(*) FROM events WHERE session_id = $1 AND payload::text LIKE '%sleep 5%'`, []any{s.ID}, &n)
+		return n > 0
+	})
+	aPid := e.pidOf(s.ID)
+	db.partition()
+	cut := time.Now()
+	wb := e.dialReplica(b, e.user, s.ID)
+	wb.waitFor(90*time.Second, "The Parley replica running this session stopped while Claude was working.")
+	wb.waitFor(90*time.Second, "Went on after the restart.")
+	// A's claude ran its tool to the end meanwhile (5 s) and asked the
+	// model to go on with its result: that request waits in A's gateway.
+	if wait := 7*time.Second - time.Since(cut); wait > 0 {
+		time.Sleep(wait)
+	}
+	if syscall.Kill(aPid, 0) != nil {
+		t.Fatal("A's claude ended while A was cut off; the test shows nothing")
+	}
+	if n := tap.passed(slept); n != 0 {
+		t.Fatalf("%d model requests of A's claude with the tool's result reached the model after B took the session over", n)
+	}
+	db.heal()
+	a.waitLog(30*time.Second, "lease had lapsed")
+	waitUntil(t, 30*time.Second, "A's claude process to end", func() bool {
+		return syscall.Kill(aPid, 0) == syscall.ESRCH
+	})
+	time.Sleep(500 * time.Millisecond)
+	if n := tap.passed(slept); n != 0 {
+		t.Errorf("%d model requests of A's fenced claude reached the model", n)
+	}
+	var open int
+	e.queryRow(`SELECT count(*) FROM runs WHERE session_id = $1 AND ended_at IS NULL`, []any{s.ID}, &open)
+	if open != 1 || e.owner(s.ID) != b.id {
+		t.Errorf("%d open runs, owner %q; want B's one run (%s)", open, e.owner(s.ID), b.id)
+	}
+	if n := len(e.fake.Requests()); n != 2 {
+		t.Errorf("the model got %d requests, want 2: A's first, and B's that goes on", n)
+	}
+	e.wantContiguousLog(s.ID)
+}
