@@ -20,6 +20,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -71,8 +72,10 @@ type Gateway struct {
 	proxy  *httputil.ReverseProxy
 	limits *limiter
 
-	// leaseHeld, if set, is asked before model traffic flows (SetLeaseCheck).
+	// leaseHeld, if set, is asked before model traffic flows (SetLeaseCheck);
+	// waiting counts the requests and responses waiting for it.
 	leaseHeld func() bool
+	waiting   atomic.Int64
 
 	mu     sync.Mutex
 	grants map[string]grant
@@ -198,6 +201,8 @@ func (g *Gateway) waitLease(ctx context.Context) bool {
 	if g.leaseHeldNow() {
 		return true
 	}
+	g.waiting.Add(1)
+	defer g.waiting.Add(-1)
 	t := time.NewTicker(leaseWait)
 	defer t.Stop()
 	for !g.leaseHeldNow() {
@@ -209,6 +214,9 @@ func (g *Gateway) waitLease(ctx context.Context) bool {
 	}
 	return true
 }
+
+// Waiting is how many model requests and responses wait for the lease now.
+func (g *Gateway) Waiting() int { return int(g.waiting.Load()) }
 
 // modifyResponse has the response flow only while the lease is held and
 // the run's token valid, and counts its usage.

@@ -77,6 +77,29 @@ func New(liveRuns, queuedRuns func() int) *Metrics {
 	return m
 }
 
+// Lease exports this replica's lease (package cluster): parley_lease_held
+// is 1 while it is surely held, 0 while it is in doubt (the database out of
+// reach past the lease's TTL): run loops' writes and the runs' model
+// traffic then wait, and parley_model_requests_waiting counts the model
+// requests and responses waiting.
+func (m *Metrics) Lease(held func() bool, modelWaiting func() int) {
+	if m == nil {
+		return
+	}
+	f := prometheus.WrapRegistererWithPrefix("parley_", m.reg)
+	f.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "lease_held",
+		Help: "1 while this replica surely holds its lease; 0 while it is in doubt and runs' writes and model traffic wait."},
+		func() float64 {
+			if held() {
+				return 1
+			}
+			return 0
+		}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "model_requests_waiting",
+			Help: "Model requests and responses of runs waiting for this replica's lease."},
+			func() float64 { return float64(modelWaiting()) }))
+}
+
 // EventsWritten records one write of n events that took d.
 func (m *Metrics) EventsWritten(n int, d time.Duration) {
 	if m == nil {

@@ -22,6 +22,7 @@ func TestHandlerGuardsAndCounts(t *testing.T) {
 	m.EventsWritten(100, 2*time.Millisecond)
 	m.WSOpened()
 	m.TakenOver(2)
+	m.Lease(func() bool { return false }, func() int { return 4 })
 	h := m.Handler("secret")
 	tests := []struct {
 		name, remote, auth string
@@ -50,7 +51,8 @@ func TestHandlerGuardsAndCounts(t *testing.T) {
 		for _, want := range []string{`parley_runs_live 3`, `parley_runs_queued 1`, `parley_asks_opened_total{kind="permission"} 1`,
 			`parley_asks_resolved_total{kind="permission",outcome="answered"} 1`, `parley_ask_to_browser_seconds_count 1`,
 			`parley_answer_to_tool_result_seconds_count 1`, `parley_events_written_total 100`, `parley_websocket_clients 1`,
-			`parley_cli_exits_total{reason="stopped"} 1`, `parley_lease_takeovers_total 2`, `go_goroutines`} {
+			`parley_cli_exits_total{reason="stopped"} 1`, `parley_lease_takeovers_total 2`, `parley_lease_held 0`,
+			`parley_model_requests_waiting 4`, `go_goroutines`} {
 			if !strings.Contains(body, want) {
 				t.Errorf("%s: exposition lacks %q", tt.name, want)
 			}

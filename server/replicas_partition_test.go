@@ -198,6 +198,13 @@ func TestFaultReplicaCutOffFromDatabase(t *testing.T) {
 	if n := tap.passed(slept); n != 0 {
 		t.Fatalf("%d model requests of A's claude with the tool's result reached the model after B took the session over", n)
 	}
+	// The operator sees it on A's /metrics (loopback: no token needed).
+	if got := a.metric(t, "parley_lease_held"); got != "0" {
+		t.Errorf("A's parley_lease_held = %q while it is cut off, want 0", got)
+	}
+	if got := a.metric(t, "parley_model_requests_waiting"); got != "1" {
+		t.Errorf("A's parley_model_requests_waiting = %q, want 1 (its claude's request)", got)
+	}
 	db.heal()
 	a.waitLog(30*time.Second, "lease had lapsed")
 	waitUntil(t, 30*time.Second, "A's claude process to end", func() bool {
@@ -207,6 +214,9 @@ func TestFaultReplicaCutOffFromDatabase(t *testing.T) {
 	if n := tap.passed(slept); n != 0 {
 		t.Errorf("%d model requests of A's fenced claude reached the model", n)
 	}
+	waitUntil(t, 30*time.Second, "A's lease held again, nothing waiting", func() bool {
+		return a.metric(t, "parley_lease_held") == "1" && a.metric(t, "parley_model_requests_waiting") == "0"
+	})
 	var open int
 	e.queryRow(`SELECT count(*) FROM runs WHERE session_id = $1 AND ended_at IS NULL`, []any{s.ID}, &open)
 	if open != 1 || e.owner(s.ID) != b.id {
@@ -216,4 +226,25 @@ func TestFaultReplicaCutOffFromDatabase(t *testing.T) {
 		t.Errorf("the model got %d requests, want 2: A's first, and B's that goes on", n)
 	}
 	e.wantContiguousLog(s.ID)
+}
+
+// metric is the value of the replica's metric name on its /metrics.
+func (r *replica) metric(t *testing.T, name string) string {
+	t.Helper()
+	resp, err := http.Get(r.url + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s/metrics: %d %v", r.url, resp.StatusCode, err)
+	}
+	for line := range strings.Lines(string(b)) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), name+" "); ok {
+			return v
+		}
+	}
+	t.Fatalf("%s not on %s/metrics", name, r.url)
+	return ""
 }

@@ -245,6 +245,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	hub.Announce = node.Viewers       // this replica's viewers join the other replicas' presence lists
 	sup.SetLeaseCheck(node.LeaseHeld) // runs write only while this replica surely holds its lease
 	gw.SetLeaseCheck(node.LeaseHeld)  // and their claude talks to the model only then
+	met.Lease(node.LeaseHeld, gw.Waiting)
 	// A replica that starts takes over only replicas that lapsed.
 	if err := node.Join(ctx); err != nil {
 		return err
