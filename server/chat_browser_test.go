@@ -23,9 +23,11 @@ import (
 
 // cutProxy forwards TCP to the web server; cut drops every open connection
 // without a close handshake, as a network failure or laptop sleep does.
+// While partitioned it refuses new connections too (heal ends that).
 type cutProxy struct {
 	ln    net.Listener
 	mu    sync.Mutex
+	down  bool
 	conns map[net.Conn]bool
 	wg    sync.WaitGroup
 }
@@ -36,6 +38,11 @@ func newCutProxy(t *testing.T, backend string) *cutProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return relay(t, ln, "tcp", backend)
+}
+
+// relay forwards each connection ln accepts to target on network.
+func relay(t *testing.T, ln net.Listener, network, target string) *cutProxy {
 	p := &cutProxy{ln: ln, conns: map[net.Conn]bool{}}
 	p.wg.Go(func() {
 		for {
@@ -43,7 +50,14 @@ func newCutProxy(t *testing.T, backend string) *cutProxy {
 			if err != nil {
 				return
 			}
-			b, err := net.Dial("tcp", backend)
+			p.mu.Lock()
+			down := p.down
+			p.mu.Unlock()
+			if down {
+				c.Close()
+				continue
+			}
+			b, err := net.Dial(network, target)
 			if err != nil {
 				c.Close()
 				continue
@@ -71,6 +85,21 @@ func (p *cutProxy) cut() {
 		c.Close()
 		delete(p.conns, c)
 	}
+}
+
+// partition cuts every connection and refuses new ones until heal, as a
+// network partition does.
+func (p *cutProxy) partition() {
+	p.mu.Lock()
+	p.down = true
+	p.mu.Unlock()
+	p.cut()
+}
+
+func (p *cutProxy) heal() {
+	p.mu.Lock()
+	p.down = false
+	p.mu.Unlock()
 }
 
 // noDialogs fails the test if the page opens any alert, confirm or prompt.

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
-	"net/url"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -19,26 +19,17 @@ import (
 	"parley/runner/fakeapi"
 )
 
-// dbProxy stands between one replica and Postgres (a Unix socket directory
-// of its own, or a loopback port): partition cuts every connection and
-// refuses new ones, as a network partition does; heal lets them through.
-type dbProxy struct {
-	url  string
-	ln   net.Listener
-	mu   sync.Mutex
-	down bool
-	open map[net.Conn]bool
-	wg   sync.WaitGroup
-}
-
-func newDBProxy(t *testing.T, dbURL string) *dbProxy {
+// dbProxy puts a cutProxy between one replica and Postgres (a Unix socket
+// directory of its own, or a loopback port); url is the replica's
+// DATABASE_URL.
+func dbProxy(t *testing.T, dbURL string) (p *cutProxy, url string) {
 	t.Helper()
-	u, err := url.Parse(dbURL)
+	u, err := neturl.Parse(dbURL)
 	if err != nil {
 		t.Fatal(err)
 	}
 	q := u.Query()
-	p := &dbProxy{open: map[net.Conn]bool{}}
+	var ln net.Listener
 	var network, target string
 	if dir := q.Get("host"); strings.HasPrefix(dir, "/") {
 		port := q.Get("port")
@@ -51,62 +42,20 @@ func newDBProxy(t *testing.T, dbURL string) *dbProxy {
 		if err := os.Chmod(mine, 0o755); err != nil {
 			t.Fatal(err)
 		}
-		p.ln, err = net.Listen("unix", filepath.Join(mine, name))
+		ln, err = net.Listen("unix", filepath.Join(mine, name))
 		q.Set("host", mine)
 	} else {
 		network, target = "tcp", u.Host
-		p.ln, err = net.Listen("tcp", "127.0.0.1:0")
-		u.Host = p.ln.Addr().String()
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+		if err == nil {
+			u.Host = ln.Addr().String()
+		}
 	}
 	if err != nil {
 		t.Fatal(err)
 	}
 	u.RawQuery = q.Encode()
-	p.url = u.String()
-	p.wg.Go(func() {
-		for {
-			c, err := p.ln.Accept()
-			if err != nil {
-				return
-			}
-			p.mu.Lock()
-			down := p.down
-			p.mu.Unlock()
-			if down {
-				c.Close()
-				continue
-			}
-			b, err := net.Dial(network, target)
-			if err != nil {
-				c.Close()
-				continue
-			}
-			p.mu.Lock()
-			p.open[c], p.open[b] = true, true
-			p.mu.Unlock()
-			p.wg.Go(func() { io.Copy(b, c); b.Close() })
-			p.wg.Go(func() { io.Copy(c, b); c.Close() })
-		}
-	})
-	t.Cleanup(func() { p.ln.Close(); p.partition(); p.wg.Wait() })
-	return p
-}
-
-// partition cuts the replica off from Postgres until heal.
-func (p *dbProxy) partition() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.down = true
-	for c := range p.open {
-		c.Close()
-		delete(p.open, c)
-	}
-}
-
-func (p *dbProxy) heal() {
-	p.mu.Lock()
-	p.down = false
-	p.mu.Unlock()
+	return relay(t, ln, network, target), u.String()
 }
 
 // modelTap forwards a replica's model traffic to the fake model and keeps
@@ -118,7 +67,7 @@ type modelTap struct {
 }
 
 func newModelTap(t *testing.T, fake string) *modelTap {
-	target, err := url.Parse(fake)
+	target, err := neturl.Parse(fake)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,9 +118,9 @@ func TestFaultReplicaCutOffFromDatabase(t *testing.T) {
 	if err := e.st.UpdateProjectSettings(t.Context(), e.project.ID, settings, ""); err != nil {
 		t.Fatal(err)
 	}
-	db := newDBProxy(t, e.dbURL)
+	db, dbURL := dbProxy(t, e.dbURL)
 	tap := newModelTap(t, e.fake.URL())
-	a := e.startReplica("A", "DATABASE_URL="+db.url, "ANTHROPIC_BASE_URL="+tap.srv.URL)
+	a := e.startReplica("A", "DATABASE_URL="+dbURL, "ANTHROPIC_BASE_URL="+tap.srv.URL)
 	b := e.startReplica("B")
 	s := e.newSession()
 	wa := e.dialReplica(a, e.user, s.ID)
