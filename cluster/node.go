@@ -226,7 +226,14 @@ const (
 // while it holds (runner.Supervisor.SetLeaseCheck).
 func (n *Node) LeaseHeld() bool {
 	at := n.leaseAt.Load()
-	return at != nil && time.Since(*at) < n.cfg.TTL && !n.fencePending.Load()
+	if at == nil || n.fencePending.Load() {
+		return false
+	}
+	// Go's monotonic clock stops while the machine is suspended; the wall
+	// clock does not, and a suspend is a pause too. (A wall clock set
+	// forward only holds writes until the next renewal.)
+	now := time.Now()
+	return now.Sub(*at) < n.cfg.TTL && now.Round(0).Sub(at.Round(0)) < n.cfg.TTL
 }
 
 func (n *Node) heartbeat(ctx context.Context) {

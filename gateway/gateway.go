@@ -99,10 +99,18 @@ func New(cfg Config, sink UsageSink, notify Notifier, log *slog.Logger) (*Gatewa
 		// as soon as the upstream sends it.
 		FlushInterval:  -1,
 		ModifyResponse: g.modifyResponse,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		ErrorHandler: func(w http.ResponseWriter, r *http.Request, err error) {
 			if _, ok := errors.AsType[*http.MaxBytesError](err); ok {
 				writeError(w, http.StatusRequestEntityTooLarge, "request_too_large", "The request is larger than 32 MB.", false)
 				return
+			}
+			if errors.Is(err, errRevoked) {
+				writeError(w, http.StatusUnauthorized, "authentication_error", "unknown or ended run token", false)
+				return
+			}
+			if r.Context().Err() != nil {
+				return // the CLI went away: nobody to answer
 			}
 			g.log.Warn("model upstream failed", "err", err, "path", r.URL.Path)
 			writeError(w, http.StatusBadGateway, "api_error", "Parley's model gateway could not reach the model API.", true)
@@ -127,26 +135,28 @@ func (g *Gateway) Admit(projectID int64, sessionID string, user func() string) (
 	}
 }
 
-// ServeHTTP checks the run's token and limits and forwards the request.
+// ServeHTTP checks the run's token and limits and forwards the request;
+// while the replica's lease is in doubt it waits first (SetLeaseCheck).
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	token := runToken(r.Header)
-	gr, ok := g.grant(token)
+	gr, ok := g.lookup(token)
 	if ok && !g.leaseHeldNow() {
 		g.log.Warn("a model request waits: this replica's lease is not surely held", "session_id", gr.sessionID)
 		// Read the body first: only then does the server notice a CLI that
 		// goes away (its run fenced and ended, say) and end r's context.
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRequestBytes))
-		if _, big := errors.AsType[*http.MaxBytesError](err); big {
-			g.proxy.ErrorHandler(w, r, err) // 413
+		if err == nil && !g.waitLease(r.Context()) {
+			err = r.Context().Err()
+		}
+		if err != nil {
+			if _, big := errors.AsType[*http.MaxBytesError](err); !big && r.Context().Err() == nil {
+				err = fmt.Errorf("read the request: %w", err) // a malformed body: answered 502
+			}
+			g.proxy.ErrorHandler(w, r, err)
 			return
-		} else if err != nil {
-			return // the CLI went away
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
-		if !g.waitLease(r.Context()) {
-			return
-		}
-		_, ok = g.grant(token) // a fenced run's token is revoked
+		_, ok = g.lookup(token) // a fenced run's token is revoked
 	}
 	if !ok {
 		writeError(w, http.StatusUnauthorized, "authentication_error", "unknown or ended run token", false)
@@ -171,8 +181,8 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	g.proxy.ServeHTTP(w, r)
 }
 
-// grant returns what token allows, if it is a live run's.
-func (g *Gateway) grant(token string) (grant, bool) {
+// lookup returns what token allows, if it is a live run's.
+func (g *Gateway) lookup(token string) (grant, bool) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	gr, ok := g.grants[token]
@@ -196,7 +206,8 @@ const leaseWait = 50 * time.Millisecond
 
 func (g *Gateway) leaseHeldNow() bool { return g.leaseHeld == nil || g.leaseHeld() }
 
-// waitLease waits until the lease is surely held; false if ctx ended first.
+// waitLease waits until the lease is surely held; false if ctx ended
+// first (or had ended: a request whose CLI went away never goes).
 func (g *Gateway) waitLease(ctx context.Context) bool {
 	if g.leaseHeldNow() {
 		return true
@@ -212,31 +223,45 @@ func (g *Gateway) waitLease(ctx context.Context) bool {
 		case <-t.C:
 		}
 	}
-	return true
+	return ctx.Err() == nil
 }
 
 // Waiting is how many model requests and responses wait for the lease now.
 func (g *Gateway) Waiting() int { return int(g.waiting.Load()) }
 
-// modifyResponse has the response flow only while the lease is held and
-// the run's token valid, and counts its usage.
+// modifyResponse has the response (its status and headers too) flow only
+// while the lease is held and the run's token valid, and counts its usage.
 func (g *Gateway) modifyResponse(resp *http.Response) error {
 	gr, ok := resp.Request.Context().Value(grantKey{}).(granted)
 	if !ok {
 		return nil
 	}
-	if g.leaseHeld != nil {
-		resp.Body = &leaseReader{rc: resp.Body, g: g, ctx: resp.Request.Context(), token: gr.token}
+	if err := g.flowing(resp.Request.Context(), gr.token); err != nil {
+		return err
 	}
+	resp.Body = &leaseReader{rc: resp.Body, g: g, ctx: resp.Request.Context(), token: gr.token}
 	return g.countUsage(resp, gr.grant)
 }
 
-// errFenced cuts a response whose run's token was revoked while it streamed.
-var errFenced = errors.New("the run's model token was revoked")
+// errRevoked refuses or cuts model traffic whose run's token was revoked
+// meanwhile (the run ended, or was fenced while it waited for the lease).
+var errRevoked = errors.New("the run's model token was revoked")
+
+// flowing waits until the lease is held, then says whether token is still
+// a live run's: nil, errRevoked, or ctx's error.
+func (g *Gateway) flowing(ctx context.Context, token string) error {
+	if !g.waitLease(ctx) {
+		return ctx.Err()
+	}
+	if _, ok := g.lookup(token); !ok {
+		return errRevoked
+	}
+	return nil
+}
 
 // leaseReader passes a response on only while the replica's lease is
-// surely held and the run's token is valid: what it read while the lease
-// was in doubt waits, and a revoked token (a fenced run) cuts it.
+// surely held (SetLeaseCheck) and the run's token is valid: what it read
+// while the lease was in doubt waits, and a revoked token cuts it.
 type leaseReader struct {
 	rc    io.ReadCloser
 	g     *Gateway
@@ -246,11 +271,8 @@ type leaseReader struct {
 
 func (r *leaseReader) Read(p []byte) (int, error) {
 	n, err := r.rc.Read(p)
-	if !r.g.waitLease(r.ctx) {
-		return 0, r.ctx.Err()
-	}
-	if _, ok := r.g.grant(r.token); !ok {
-		return 0, errFenced
+	if ferr := r.g.flowing(r.ctx, r.token); ferr != nil {
+		return 0, ferr
 	}
 	return n, err
 }

@@ -226,18 +226,29 @@ func TestGatewayRefusesOversizedRequests(t *testing.T) {
 
 // TestGatewayWaitsForTheLease: while the replica's lease is not surely
 // held, a request waits before it goes upstream and a response before it
-// passes more on; a token revoked meanwhile (a fenced run) is refused, and
-// its response cut.
+// passes more on (its status too); a token revoked meanwhile (a fenced
+// run) is refused, and its response cut.
 func TestGatewayWaitsForTheLease(t *testing.T) {
 	var requests atomic.Int64
 	releases := make(chan chan struct{}, 4)
+	started := make(chan struct{}, 4)
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		requests.Add(1)
-		release := <-releases
+		var release chan struct{}
+		select {
+		case release = <-releases:
+		case <-r.Context().Done():
+			return
+		}
+		started <- struct{}{}
 		w.Header().Set("Content-Type", "text/event-stream")
 		io.WriteString(w, "event: message_start\n")
 		w.(http.Flusher).Flush()
-		<-release
+		select {
+		case <-release:
+		case <-r.Context().Done():
+			return
+		}
 		io.WriteString(w, "event: message_stop\n")
 	}))
 	defer up.Close()
@@ -257,13 +268,32 @@ func TestGatewayWaitsForTheLease(t *testing.T) {
 		go func() { resp, err := http.DefaultClient.Do(req); ch <- result{resp, err} }()
 		return ch
 	}
-	// nothingFor fails if ch yields within d.
-	nothingFor := func(what string, ch <-chan result, d time.Duration) {
+	get := func(what string, ch <-chan result) result {
+		t.Helper()
+		select {
+		case r := <-ch:
+			return r
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: nothing after 10 s", what)
+			return result{}
+		}
+	}
+	// waiting waits until n requests or responses wait for the lease.
+	waiting := func(what string, n int) {
+		t.Helper()
+		for deadline := time.Now().Add(10 * time.Second); g.Waiting() != n; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %d waiting for the lease, want %d", what, g.Waiting(), n)
+			}
+		}
+	}
+	// nothingYet fails if ch has yielded.
+	nothingYet := func(what string, ch <-chan result) {
 		t.Helper()
 		select {
 		case r := <-ch:
 			t.Fatalf("%s while the lease was in doubt: %+v", what, r)
-		case <-time.After(d):
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
 	readLine := func(br *bufio.Reader) chan result {
@@ -283,12 +313,13 @@ func TestGatewayWaitsForTheLease(t *testing.T) {
 	release := make(chan struct{})
 	releases <- release
 	ch := send(t.Context(), token)
-	nothingFor("a response came", ch, 300*time.Millisecond)
+	waiting("a request", 1)
+	nothingYet("a response came", ch)
 	if n := requests.Load(); n != 0 {
 		t.Fatalf("%d requests reached the model while the lease was in doubt", n)
 	}
 	held.Store(true)
-	r := <-ch
+	r := get("the request once held", ch)
 	if r.err != nil || r.resp.StatusCode != 200 {
 		t.Fatalf("once held: %+v", r)
 	}
@@ -300,19 +331,41 @@ func TestGatewayWaitsForTheLease(t *testing.T) {
 	held.Store(false)
 	close(release)
 	rest := readLine(br)
-	nothingFor("the stream went on", rest, 300*time.Millisecond)
+	waiting("the stream", 1)
+	nothingYet("the stream went on", rest)
 	held.Store(true)
-	if r := <-rest; r.err != nil {
+	if r := get("the rest of the stream", rest); r.err != nil {
 		t.Fatalf("the rest once held: %v", r.err)
 	}
 	r.resp.Body.Close()
 
+	// A response whose lease goes in doubt before its status passes waits
+	// with its status too.
+	release = make(chan struct{})
+	releases <- release
+	held.Store(false)
+	ch = send(t.Context(), token)
+	waiting("a request", 1)
+	held.Store(true)
+	<-started
+	held.Store(false) // may come before or after the proxy has the status: either way it waits
+	waiting("the response", 1)
+	nothingYet("the response's status came", ch)
+	held.Store(true)
+	close(release)
+	if r := get("the response once held", ch); r.err != nil || r.resp.StatusCode != 200 {
+		t.Fatalf("the response once held: %+v", r)
+	} else {
+		io.Copy(io.Discard, r.resp.Body)
+		r.resp.Body.Close()
+	}
+
 	// A stream in flight when its run is fenced is cut.
 	release = make(chan struct{})
 	releases <- release
-	r = <-send(t.Context(), token)
+	r = get("the next request", send(t.Context(), token))
 	if r.err != nil || r.resp.StatusCode != 200 {
-		t.Fatalf("second request: %+v", r)
+		t.Fatalf("the next request: %+v", r)
 	}
 	br = bufio.NewReader(r.resp.Body)
 	if _, err := br.ReadString('\n'); err != nil {
@@ -321,10 +374,10 @@ func TestGatewayWaitsForTheLease(t *testing.T) {
 	held.Store(false)
 	close(release)
 	rest = readLine(br)
-	nothingFor("the stream went on", rest, 200*time.Millisecond)
+	waiting("the stream", 1)
 	revoke()
 	held.Store(true)
-	if r := <-rest; r.err == nil {
+	if r := get("the cut stream", rest); r.err == nil {
 		t.Error("a fenced run's stream went on")
 	}
 	r.resp.Body.Close()
@@ -333,10 +386,10 @@ func TestGatewayWaitsForTheLease(t *testing.T) {
 	held.Store(false)
 	token, revoke = g.Admit(1, "s", nil)
 	ch = send(t.Context(), token)
-	nothingFor("a response came", ch, 200*time.Millisecond)
+	waiting("a request", 1)
 	revoke()
 	held.Store(true)
-	if r := <-ch; r.err != nil || r.resp.StatusCode != http.StatusUnauthorized {
+	if r := get("the fenced request", ch); r.err != nil || r.resp.StatusCode != http.StatusUnauthorized {
 		t.Errorf("a fenced run's request: %+v, want 401", r)
 	}
 	// A request given up while it waited never goes.
@@ -344,14 +397,14 @@ func TestGatewayWaitsForTheLease(t *testing.T) {
 	token, _ = g.Admit(1, "s", nil)
 	ctx, cancel := context.WithCancel(t.Context())
 	ch = send(ctx, token)
-	time.Sleep(200 * time.Millisecond)
+	waiting("a request", 1)
 	cancel()
-	if r := <-ch; r.err == nil {
+	if r := get("the cancelled request", ch); r.err == nil {
 		t.Errorf("a cancelled request got %d", r.resp.StatusCode)
 	}
+	waiting("nothing", 0)
 	held.Store(true)
-	time.Sleep(200 * time.Millisecond)
-	if n := requests.Load(); n != 2 {
-		t.Errorf("the model got %d requests, want 2", n)
+	if n := requests.Load(); n != 3 {
+		t.Errorf("the model got %d requests, want 3", n)
 	}
 }

@@ -21,9 +21,10 @@ import (
 	"parley/runner/fakeapi"
 )
 
-// cutProxy forwards TCP to the web server; cut drops every open connection
-// without a close handshake, as a network failure or laptop sleep does.
-// While partitioned it refuses new connections too (heal ends that).
+// cutProxy forwards connections to a server (the web server, Postgres); cut
+// drops every open connection without a close handshake, as a network
+// failure or laptop sleep does. While partitioned it refuses new
+// connections too (heal ends that).
 type cutProxy struct {
 	ln    net.Listener
 	mu    sync.Mutex
@@ -38,11 +39,11 @@ func newCutProxy(t *testing.T, backend string) *cutProxy {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return relay(t, ln, "tcp", backend)
+	return newRelayProxy(t, ln, "tcp", backend)
 }
 
-// relay forwards each connection ln accepts to target on network.
-func relay(t *testing.T, ln net.Listener, network, target string) *cutProxy {
+// newRelayProxy forwards each connection ln accepts to target on network.
+func newRelayProxy(t *testing.T, ln net.Listener, network, target string) *cutProxy {
 	p := &cutProxy{ln: ln, conns: map[net.Conn]bool{}}
 	p.wg.Go(func() {
 		for {
@@ -50,21 +51,22 @@ func relay(t *testing.T, ln net.Listener, network, target string) *cutProxy {
 			if err != nil {
 				return
 			}
-			p.mu.Lock()
-			down := p.down
-			p.mu.Unlock()
-			if down {
-				c.Close()
-				continue
-			}
 			b, err := net.Dial(network, target)
 			if err != nil {
 				c.Close()
 				continue
 			}
 			p.mu.Lock()
-			p.conns[c], p.conns[b] = true, true
+			down := p.down // checked where partition cuts, so none slips by
+			if !down {
+				p.conns[c], p.conns[b] = true, true
+			}
 			p.mu.Unlock()
+			if down {
+				c.Close()
+				b.Close()
+				continue
+			}
 			p.wg.Go(func() { io.Copy(b, c); b.Close() })
 			p.wg.Go(func() { io.Copy(c, b); c.Close() })
 		}
