@@ -311,24 +311,44 @@ func (n *Node) recoverTakeover(ctx context.Context, sessions int) {
 func (n *Node) fence(ctx context.Context) bool {
 	bySession := map[int64]string{}
 	var ids []int64
+	var unrecorded []string // runs whose start the log could not record (id 0)
 	for _, id := range n.Supervisor.Sessions() {
-		if r, ok := n.Supervisor.Live(id); ok && r.ID() != 0 {
+		r, ok := n.Supervisor.Live(id)
+		switch {
+		case !ok:
+		case r.ID() == 0:
+			unrecorded = append(unrecorded, id)
+		default:
 			bySession[r.ID()] = id
 			ids = append(ids, r.ID())
 		}
 	}
-	if len(ids) == 0 {
-		return true
-	}
-	ended, err := n.Store.TakenOverRuns(ctx, ids)
-	if err != nil {
-		n.Log.Error("find the runs taken over while this replica's lease had lapsed", "err", err)
-		return false
+	var ended []int64
+	if len(ids) > 0 {
+		var err error
+		if ended, err = n.Store.TakenOverRuns(ctx, ids); err != nil {
+			n.Log.Error("find the runs taken over while this replica's lease had lapsed", "err", err)
+			return false
+		}
 	}
 	for _, runID := range ended {
 		n.Log.Warn("stopping a run another replica took over while this replica's lease had lapsed",
 			"session_id", bySession[runID], "run_id", runID)
 		n.Supervisor.Fence(bySession[runID], runID)
+	}
+	// A takeover cannot end a run it has no row of; it frees the session's
+	// lease, so a run of a session no longer this replica's is stopped.
+	for _, id := range unrecorded {
+		owner, err := n.Store.Owner(ctx, id)
+		if err != nil {
+			n.Log.Error("find whether a session is still this replica's", "session_id", id, "err", err)
+			return false
+		}
+		if owner != n.id {
+			n.Log.Warn("stopping a run whose start was not recorded: its session's lease lapsed and is no longer this replica's",
+				"session_id", id, "owner", owner)
+			n.Supervisor.Fence(id, 0)
+		}
 	}
 	return true
 }
