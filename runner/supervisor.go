@@ -240,9 +240,7 @@ var errFenced = errors.New("the run was taken over by another replica")
 func (s *Supervisor) Fence(sessionID string, runID int64) {
 	if r, ok := s.Live(sessionID); ok && r.id == runID {
 		r.fenced.Store(true)
-		if r.revokeModel != nil {
-			r.revokeModel()
-		}
+		r.revokeModel()
 		r.cancel()
 	}
 }
