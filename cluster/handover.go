@@ -61,7 +61,7 @@ func (n *Node) Drain(ctx context.Context, grace time.Duration) error {
 func (n *Node) replay(ctx context.Context, sessionID string, w runner.QueuedWork) error {
 	start := n.Starter(sessionID)
 	if !w.IsAnswer() {
-		return n.Prompt(ctx, sessionID, start, w.Text, runner.Author{Name: w.By, ID: w.ByID})
+		return n.promptWork(ctx, sessionID, start, w)
 	}
 	err := n.Answer(ctx, sessionID, start, w.InputID, w.Resp)
 	if errors.Is(err, runner.ErrNotPending) || errors.Is(err, runner.ErrNotFound) {

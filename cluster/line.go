@@ -21,7 +21,7 @@ type line struct{ st *store.Store }
 func NewLine(st *store.Store) runner.LineStore { return line{st: st} }
 
 func (l line) Keep(ctx context.Context, sessionID string, w runner.QueuedWork) (int64, error) {
-	it := store.LineItem{SessionID: sessionID, Kind: store.LinePrompt, Text: w.Text, By: w.By, ByID: w.ByID}
+	it := store.LineItem{SessionID: sessionID, Kind: store.LinePrompt, Text: w.Text, By: w.By, ByID: w.ByID, Parley: w.Parley}
 	if w.IsAnswer() {
 		resp, err := json.Marshal(w.Resp)
 		if err != nil {
@@ -41,7 +41,7 @@ func (l line) Serves(ctx context.Context, id int64) (bool, error) { return l.st.
 // queuedWork is the runner's view of a kept line item.
 func queuedWork(it store.LineItem) (runner.QueuedWork, error) {
 	if it.Kind != store.LineAnswer {
-		return runner.QueuedWork{Text: it.Text, By: it.By, ByID: it.ByID, Line: it.ID}, nil
+		return runner.QueuedWork{Text: it.Text, By: it.By, ByID: it.ByID, Line: it.ID, Parley: it.Parley}, nil
 	}
 	w := runner.QueuedWork{InputID: it.InputID, Line: it.ID}
 	if err := json.Unmarshal(it.Response, &w.Resp); err != nil {

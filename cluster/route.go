@@ -28,6 +28,7 @@ type request struct {
 	Text    string          `json:"text,omitempty"`
 	By      string          `json:"by,omitempty"`
 	ByID    int64           `json:"by_id,omitempty"`
+	Parley  bool            `json:"parley,omitempty"` // a prompt of Parley's own (runner.QueuedWork.Parley)
 	InputID string          `json:"input_id,omitempty"`
 	Resp    runner.Response `json:"resp"`
 }
@@ -36,8 +37,14 @@ type request struct {
 // owns the session; with no live owner this replica takes the lease and
 // starts the process.
 func (n *Node) Prompt(ctx context.Context, sessionID string, start runner.Starter, text string, by runner.Author) error {
-	return n.route(ctx, sessionID, true, kindPrompt, request{Text: text, By: by.Name, ByID: by.ID}, func() error {
-		return n.afterLine(ctx, sessionID, func() error { return n.Supervisor.Prompt(ctx, sessionID, start, text, by) })
+	return n.promptWork(ctx, sessionID, start, runner.QueuedWork{Text: text, By: by.Name, ByID: by.ID})
+}
+
+// promptWork is Prompt for a prompt that may be Parley's own (w.Parley).
+func (n *Node) promptWork(ctx context.Context, sessionID string, start runner.Starter, w runner.QueuedWork) error {
+	req := request{Text: w.Text, By: w.By, ByID: w.ByID, Parley: w.Parley}
+	return n.route(ctx, sessionID, true, kindPrompt, req, func() error {
+		return n.afterLine(ctx, sessionID, func() error { return n.Supervisor.PromptWork(ctx, sessionID, start, w) })
 	})
 }
 
@@ -232,7 +239,7 @@ func (n *Node) serveRequest(id int64) {
 	switch r.Kind {
 	case kindPrompt:
 		err = n.afterLine(ctx, r.SessionID, func() error {
-			return n.Supervisor.Prompt(ctx, r.SessionID, start, req.Text, runner.Author{Name: req.By, ID: req.ByID})
+			return n.Supervisor.PromptWork(ctx, r.SessionID, start, runner.QueuedWork{Text: req.Text, By: req.By, ByID: req.ByID, Parley: req.Parley})
 		})
 	case kindAnswer:
 		err = n.afterLine(ctx, r.SessionID, func() error {

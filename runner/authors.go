@@ -49,8 +49,9 @@ var checkRetry = 5 * time.Second
 
 type turnAuthor struct {
 	Author
-	n    int
-	text string // what it says, for a drain that cuts it off (goOn)
+	n      int
+	text   string // what it says, for a drain that cuts it off (goOn)
+	parley bool   // Parley's own (QueuedWork.Parley)
 }
 
 // mayPromptWait bounds one check, which runs on the loop.
@@ -93,7 +94,7 @@ func (r *Run) mustCheck(by Author, waited bool) bool {
 // turnWritten notes a turn just written to stdin, and its author.
 func (r *Run) turnWritten(t sentTurn) {
 	r.next++
-	r.inFlight = append(r.inFlight, turnAuthor{Author: t.by, n: r.next, text: t.text})
+	r.inFlight = append(r.inFlight, turnAuthor{Author: t.by, n: r.next, text: t.text, parley: t.parley})
 }
 
 // interrupting notes that the running turn is being interrupted.

@@ -16,6 +16,7 @@ type turnCmd struct {
 	by     Author
 	resend bool  // a turn a failed resume lost, logged again as resent
 	line   int64 // its kept line item, named in the prompt event (0 = none)
+	parley bool  // Parley's own (QueuedWork.Parley)
 	reply  chan error
 }
 
@@ -27,9 +28,9 @@ func (c turnCmd) run(ctx context.Context, r *Run) error {
 	r.worked = true
 	var err error
 	if c.resend {
-		err = r.resendTurn(ctx, sentTurn{text: c.text, by: c.by})
+		err = r.resendTurn(ctx, sentTurn{text: c.text, by: c.by, parley: c.parley})
 	} else {
-		err = r.turn(ctx, c.text, c.by, c.line)
+		err = r.turn(ctx, sentTurn{text: c.text, by: c.by, parley: c.parley}, c.line)
 	}
 	c.reply <- err
 	return err
@@ -38,42 +39,47 @@ func (c turnCmd) run(ctx context.Context, r *Run) error {
 // sentTurn is a turn written to a resumed process before it showed that it
 // found its conversation; a failed resume sends it again to a fresh one.
 type sentTurn struct {
-	text string
-	by   Author
+	text   string
+	by     Author
+	parley bool // Parley's own (QueuedWork.Parley)
 }
 
 // turn records and writes one user turn; a turn that waited in line names
 // its kept item (line), so it is never sent again after a crash. A turn
 // whose author may no longer prompt (it waited while they were removed) is
 // not sent: the page says so.
-func (r *Run) turn(ctx context.Context, text string, by Author, line int64) error {
+func (r *Run) turn(ctx context.Context, t sentTurn, line int64) error {
 	if r.fenced.Load() {
 		return errFenced
 	}
-	if r.mustCheck(by, line != 0) && !r.allowed(ctx, by) {
-		r.notice(ctx, "warn", notSentNotice(by))
+	if r.mustCheck(t.by, line != 0) && !r.allowed(ctx, t.by) {
+		r.notice(ctx, "warn", notSentNotice(t.by))
 		return ErrNotAllowed
 	}
-	r.recordPrompt(ctx, TypePrompt, text, by, line)
+	r.recordPrompt(ctx, TypePrompt, t, line)
 	if r.fenced.Load() {
 		// Fenced while its event waited for the lease: the session is
 		// another replica's, which sends it (its kept item is released).
 		return errFenced
 	}
-	return r.writeTurn(ctx, sentTurn{text: text, by: by})
+	return r.writeTurn(ctx, t)
 }
 
 // recordPrompt logs a turn about to be written to the CLI (typ: TypePrompt,
 // or TypeTurnResent for one sent again to a fresh conversation), with its
 // author's id (a turn a crash cut off goes on with its author,
-// GoOnAfterCrash) and the line item it waited as (0: none).
-func (r *Run) recordPrompt(ctx context.Context, typ, text string, by Author, line int64) {
-	p := map[string]any{"text": text, "by": by.Name, "queued": r.turns > 0}
-	if by.ID != 0 {
-		p["by_id"] = by.ID
+// GoOnAfterCrash), the line item it waited as (0: none), and whether it is
+// Parley's own (a turn of Parley's a crash cut off does not go on again).
+func (r *Run) recordPrompt(ctx context.Context, typ string, t sentTurn, line int64) {
+	p := map[string]any{"text": t.text, "by": t.by.Name, "queued": r.turns > 0}
+	if t.by.ID != 0 {
+		p["by_id"] = t.by.ID
 	}
 	if line != 0 {
 		p["line"] = line
+	}
+	if t.parley {
+		p["parley"] = true
 	}
 	r.recordJSON(ctx, typ, p)
 }
@@ -87,7 +93,7 @@ func (r *Run) resendTurn(ctx context.Context, t sentTurn) error {
 		r.notice(ctx, "warn", notSentNotice(t.by))
 		return ErrNotAllowed
 	}
-	r.recordPrompt(ctx, TypeTurnResent, t.text, t.by, 0)
+	r.recordPrompt(ctx, TypeTurnResent, t, 0)
 	return r.writeTurn(ctx, t)
 }
 

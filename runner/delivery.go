@@ -132,7 +132,7 @@ func (r *Run) confirmDeliveries(ctx context.Context, raw json.RawMessage) {
 // deliverAsTurn sends an answer the process never took as the next user
 // turn, quoting the ask, and marks it delivered that way.
 func (r *Run) deliverAsTurn(ctx context.Context, p AskPayload, status askuser.Status, resp Response) error {
-	if err := r.turn(ctx, LateAnswerText(p, status, resp), Author{Name: resp.By, ID: resp.ByID}, 0); err != nil {
+	if err := r.turn(ctx, sentTurn{text: LateAnswerText(p, status, resp), by: Author{Name: resp.By, ID: resp.ByID}}, 0); err != nil {
 		r.log.Error("send an answer as a new turn", "input_id", p.InputID, "err", err)
 		return err
 	}

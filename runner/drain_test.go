@@ -227,22 +227,22 @@ func TestGoOnWithTurnsADrainCut(t *testing.T) {
 	}{
 		{"nothing written", &Run{}, activityWorking, QueuedWork{}, false},
 		{"working", &Run{authors: authors{inFlight: turns[:1], begun: 1}}, activityWorking,
-			QueuedWork{Text: goOnText, By: "Ann", ByID: 1}, true},
+			QueuedWork{Text: goOnText, By: "Ann", ByID: 1, Parley: true}, true},
 		{"working, with queued turns", &Run{authors: authors{inFlight: turns, begun: 1}}, activityWorking,
-			QueuedWork{Text: goOnQueued, By: "Ann", ByID: 1}, true},
+			QueuedWork{Text: goOnQueued, By: "Ann", ByID: 1, Parley: true}, true},
 		{"not begun", &Run{authors: authors{inFlight: turns[:2]}}, activityWorking,
-			QueuedWork{Text: unreadText + "\n\nFrom Ann:\nbuild it\n\nFrom Bob:\nand the tests", By: "Ann", ByID: 1}, true},
+			QueuedWork{Text: unreadText + "\n\nFrom Ann:\nbuild it\n\nFrom Bob:\nand the tests", By: "Ann", ByID: 1, Parley: true}, true},
 		{"being stopped", &Run{authors: authors{inFlight: turns[:1], begun: 1, interrupted: 1}}, activityWorking,
 			QueuedWork{}, false},
 		{"being stopped, with a queued turn", &Run{authors: authors{inFlight: turns[:2], begun: 1, interrupted: 1}},
-			activityWorking, QueuedWork{Text: unreadText + "\n\nFrom Bob:\nand the tests", By: "Bob", ByID: 2}, true},
+			activityWorking, QueuedWork{Text: unreadText + "\n\nFrom Bob:\nand the tests", By: "Bob", ByID: 2, Parley: true}, true},
 		{"an answer owed", &Run{authors: authors{inFlight: turns[:1], begun: 1},
 			deliveries: deliveries{awaiting: map[string]handedOver{"toolu_1": {}}}}, activityWorking, QueuedWork{}, false},
 		{"a barred member's queued turn", &Run{authors: authors{inFlight: turns[:2], begun: 1, barred: map[int64]string{2: "Bob"}}},
-			activityWorking, QueuedWork{Text: goOnText, By: "Ann", ByID: 1}, true},
+			activityWorking, QueuedWork{Text: goOnText, By: "Ann", ByID: 1, Parley: true}, true},
 		{"asking", &Run{authors: authors{inFlight: turns[:1], begun: 1}}, activityAsking, QueuedWork{}, false},
 		{"asking, with a queued turn", &Run{authors: authors{inFlight: turns[:2], begun: 1}}, activityAsking,
-			QueuedWork{Text: unreadText + "\n\nFrom Bob:\nand the tests", By: "Bob", ByID: 2}, true},
+			QueuedWork{Text: unreadText + "\n\nFrom Bob:\nand the tests", By: "Bob", ByID: 2, Parley: true}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := goOn(tc.run.cutOff(tc.a))
@@ -263,7 +263,9 @@ func TestGoOnWithTurnsADrainCut(t *testing.T) {
 func TestGoOnAfterCrash(t *testing.T) {
 	ann, bob := Author{Name: "Ann", ID: 1}, Author{Name: "Bob", ID: 2}
 	build, tests := CutTurn{Text: "build it", By: ann}, CutTurn{Text: "and the tests", By: bob}
-	again := CutTurn{Text: goOnText, By: ann}
+	again := CutTurn{Text: goOnText, By: ann, Parley: true}
+	// A member's message that reads like Parley's is a member's.
+	likeParley := CutTurn{Text: goOnText, By: ann}
 	for _, tc := range []struct {
 		name           string
 		turns          []CutTurn
@@ -272,14 +274,15 @@ func TestGoOnAfterCrash(t *testing.T) {
 		ok             bool
 	}{
 		{"nothing", nil, true, false, QueuedWork{}, false},
-		{"running", []CutTurn{build}, true, false, QueuedWork{Text: goOnText, By: "Ann", ByID: 1}, true},
+		{"running", []CutTurn{build}, true, false, QueuedWork{Text: goOnText, By: "Ann", ByID: 1, Parley: true}, true},
 		{"running, with a queued turn", []CutTurn{build, tests}, true, false,
-			QueuedWork{Text: goOnText + " These messages sent to you meanwhile never reached you:\n\nFrom Bob:\nand the tests", By: "Ann", ByID: 1}, true},
-		{"not begun", []CutTurn{build}, false, false, QueuedWork{Text: unreadText + "\n\nFrom Ann:\nbuild it", By: "Ann", ByID: 1}, true},
+			QueuedWork{Text: goOnText + " These messages sent to you meanwhile never reached you:\n\nFrom Bob:\nand the tests", By: "Ann", ByID: 1, Parley: true}, true},
+		{"not begun", []CutTurn{build}, false, false, QueuedWork{Text: unreadText + "\n\nFrom Ann:\nbuild it", By: "Ann", ByID: 1, Parley: true}, true},
 		{"stopped", []CutTurn{build}, true, true, QueuedWork{}, false},
 		{"a go-on cut again", []CutTurn{again}, true, false, QueuedWork{}, false},
+		{"a member's turn that reads like Parley's", []CutTurn{likeParley}, true, false, QueuedWork{Text: goOnText, By: "Ann", ByID: 1, Parley: true}, true},
 		{"a go-on cut again, with a queued turn", []CutTurn{again, tests}, true, false,
-			QueuedWork{Text: unreadText + "\n\nFrom Bob:\nand the tests", By: "Bob", ByID: 2}, true},
+			QueuedWork{Text: unreadText + "\n\nFrom Bob:\nand the tests", By: "Bob", ByID: 2, Parley: true}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, ok := GoOnAfterCrash(tc.turns, tc.begun, tc.stopped)

@@ -23,7 +23,8 @@ import (
 const cutNotice = "Parley is restarting, and Claude's turn did not end in time: Parley stopped it. " +
 	"Claude is asked to go on where it left off as soon as the session runs again."
 
-// SentByParley opens every prompt Parley sends on its own.
+// SentByParley opens every prompt Parley sends on its own, for Claude to
+// read; what marks one as Parley's is QueuedWork.Parley.
 const SentByParley = "(Sent by Parley.) "
 
 // goOnText opens the prompt that has Claude go on with a turn a drain cut off.
@@ -87,7 +88,7 @@ func goOn(running *turnAuthor, unread []turnAuthor) (w QueuedWork, ok bool) {
 		}
 		b.WriteString(t.text)
 	}
-	return QueuedWork{Text: b.String(), By: by.Name, ByID: by.ID}, true
+	return QueuedWork{Text: b.String(), By: by.Name, ByID: by.ID, Parley: true}, true
 }
 
 // keepGoOn keeps w in line for the session, released: the replica that
@@ -118,8 +119,9 @@ const CrashNotice = "The Parley replica running this session stopped while Claud
 // CutTurn is a turn a run that crashed had written and not finished, as
 // its log shows it once it is reconciled with Claude's transcript.
 type CutTurn struct {
-	Text string
-	By   Author
+	Text   string
+	By     Author
+	Parley bool // Parley's own prompt (QueuedWork.Parley), not a member's
 }
 
 // GoOnAfterCrash is the prompt that goes on with what a crash cut off:
@@ -132,13 +134,13 @@ type CutTurn struct {
 func GoOnAfterCrash(turns []CutTurn, begun, stopped bool) (w QueuedWork, ok bool) {
 	ts := make([]turnAuthor, len(turns))
 	for i, t := range turns {
-		ts[i] = turnAuthor{Author: t.By, n: i + 1, text: t.Text}
+		ts[i] = turnAuthor{Author: t.By, n: i + 1, text: t.Text, parley: t.Parley}
 	}
 	var running *turnAuthor
 	unread := ts
 	if begun && len(ts) > 0 {
 		unread = ts[1:]
-		if !stopped && !strings.HasPrefix(ts[0].text, SentByParley) {
+		if !stopped && !ts[0].parley {
 			running = &ts[0]
 		}
 	}

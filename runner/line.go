@@ -19,6 +19,9 @@ type QueuedWork struct {
 	Resp     Response // …with this response
 	// Line is its item in the kept line (LineStore); 0 = in memory only.
 	Line int64
+	// Parley marks a prompt Parley sends on its own (goOn), on behalf of
+	// By: not a member's words, whatever its text says.
+	Parley bool
 }
 
 // IsAnswer says the work is an answer to an ask, not a prompt.

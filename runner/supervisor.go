@@ -135,13 +135,19 @@ func (s *Supervisor) Prompt(ctx context.Context, sessionID string, start Starter
 	return s.prompt(ctx, sessionID, start, QueuedWork{Text: text, By: by.Name, ByID: by.ID})
 }
 
+// PromptWork is Prompt for a prompt that waited elsewhere (w, which may be
+// Parley's own, QueuedWork.Parley): a drain moved it here.
+func (s *Supervisor) PromptWork(ctx context.Context, sessionID string, start Starter, w QueuedWork) error {
+	return s.prompt(ctx, sessionID, start, QueuedWork{Text: w.Text, By: w.By, ByID: w.ByID, Parley: w.Parley})
+}
+
 func (s *Supervisor) prompt(ctx context.Context, sessionID string, start Starter, w QueuedWork) error {
 	// A turn that waits in line says what it is, so that it can be kept
 	// and a drain can move it.
 	ctx = withQueuedWork(ctx, w)
 	return s.withRun(ctx, sessionID, start, func(ctx context.Context, r *Run) error {
 		reply := make(chan error, 1)
-		return r.send(ctx, turnCmd{text: w.Text, by: Author{Name: w.By, ID: w.ByID}, line: lineOf(ctx), reply: reply}, reply)
+		return r.send(ctx, turnCmd{text: w.Text, by: Author{Name: w.By, ID: w.ByID}, line: lineOf(ctx), parley: w.Parley, reply: reply}, reply)
 	})
 }
 
@@ -552,7 +558,7 @@ func (s *Supervisor) startFresh(o Options, turns []sentTurn) {
 			"so Parley started a new one and sent your last message to it again."})
 		for _, t := range turns {
 			reply := make(chan error, 1)
-			err := r.send(ctx, turnCmd{text: t.text, by: t.by, resend: true, reply: reply}, reply)
+			err := r.send(ctx, turnCmd{text: t.text, by: t.by, parley: t.parley, resend: true, reply: reply}, reply)
 			if err != nil && !errors.Is(err, ErrNotAllowed) { // one not allowed: the page says so
 				return fmt.Errorf("resend turn to the fresh conversation: %w", err)
 			}

@@ -70,10 +70,14 @@ func exportEvent(b *strings.Builder, e store.Event) {
 	case "prompt":
 		var p struct {
 			Text, By string
-			Queued   bool
+			Parley   bool
 		}
 		_ = json.Unmarshal(e.Payload, &p)
-		fmt.Fprintf(b, "## %s · %s\n\n%s\n\n", orSomeone(p.By), e.CreatedAt.UTC().Format("15:04:05"), quoteBlock(p.Text))
+		who := orSomeone(p.By)
+		if p.Parley {
+			who = "Parley, for " + who
+		}
+		fmt.Fprintf(b, "## %s · %s\n\n%s\n\n", who, e.CreatedAt.UTC().Format("15:04:05"), quoteBlock(p.Text))
 	case "assistant":
 		var a assistantEvent
 		if json.Unmarshal(e.Payload, &a) != nil || a.ParentToolUseID != nil {

@@ -112,11 +112,11 @@ func (r *renderer) components(e store.Event) []templ.Component {
 	switch e.Type {
 	case "prompt":
 		var p struct {
-			Text, By string
-			Queued   bool
+			Text, By       string
+			Queued, Parley bool
 		}
 		_ = json.Unmarshal(e.Payload, &p)
-		return []templ.Component{appendTo(views.Prompt(e.Seq, p.Text, p.By, p.Queued)), views.Status("running", true)}
+		return []templ.Component{appendTo(views.Prompt(e.Seq, p.Text, p.By, p.Queued, p.Parley)), views.Status("running", true)}
 	case "stream_event":
 		return r.stream(e.Payload)
 	case "assistant":

@@ -170,9 +170,10 @@ func TestExportMarkdown(t *testing.T) {
 		{Seq: 3, Type: "assistant", Payload: json.RawMessage(`{"message":{"id":"m","content":[{"type":"tool_use","id":"t","name":"Bash","input":{"command":"ls"}}]}}`)},
 		{Seq: 4, Type: "user", Payload: json.RawMessage("{\"message\":{\"content\":[{\"type\":\"tool_result\",\"tool_use_id\":\"t\",\"content\":\"a```b\"}]}}")},
 		{Seq: 5, Type: "result", Payload: json.RawMessage(`{"is_error":false,"num_turns":1,"duration_ms":1500,"total_cost_usd":0.01}`)},
+		{Seq: 6, Type: "prompt", Payload: json.RawMessage(`{"text":"(Sent by Parley.) Go on.","by":"alice","parley":true}`)},
 	}
 	got := exportMarkdown(sess, evs)
-	for _, want := range []string{"# Fix it\n", "## alice · ", "> please fix", "**Claude:**\n\nSure, **done**.", "**Tool Bash** `$ ls`", "````text\na```b\n````", "_Done · $0.0100"} {
+	for _, want := range []string{"# Fix it\n", "## alice · ", "## Parley, for alice · ", "> please fix", "**Claude:**\n\nSure, **done**.", "**Tool Bash** `$ ls`", "````text\na```b\n````", "_Done · $0.0100"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("export lacks %q:\n%s", want, got)
 		}
@@ -186,7 +187,7 @@ func TestExportMarkdown(t *testing.T) {
 			Payload map[string]any
 		}
 	}
-	if err := json.Unmarshal(buf.Bytes(), &back); err != nil || back.Session.Title != "Fix it" || len(back.Events) != 5 || back.Events[0].Payload["text"] != "please fix" {
+	if err := json.Unmarshal(buf.Bytes(), &back); err != nil || back.Session.Title != "Fix it" || len(back.Events) != 6 || back.Events[0].Payload["text"] != "please fix" {
 		t.Errorf("JSON export = %s (%v)", buf.String(), err)
 	}
 }

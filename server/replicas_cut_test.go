@@ -39,12 +39,13 @@ func (e *env) cutTurn(a *replica, sig syscall.Signal) (sessionID string) {
 // wantWentOn checks that the turn a drain or a crash cut off went on, on
 // replica r: the model was asked once more, to go on, and given the prompt
 // the CLI had queued (which the CLI itself forgets); the page says what
-// happened (notice); nothing is left in line.
+// happened (notice) and shows the prompt as Parley's; the log marks it
+// Parley's own; nothing is left in line.
 func (e *env) wantWentOn(r *replica, sessionID, notice string) {
 	e.t.Helper()
 	w := e.dialReplica(r, e.user, sessionID)
-	w.waitFor(90*time.Second, notice)                       // the page says so, before…
-	w.waitFor(90*time.Second, "Went on after the restart.") // …the turn goes on
+	seen := w.waitFor(90*time.Second, notice)                       // the page says so, before…
+	seen += w.waitFor(90*time.Second, "Went on after the restart.") // …the turn goes on
 	reqs := e.fake.Requests()
 	if len(reqs) != 2 {
 		e.t.Fatalf("the model got %d requests, want 2: the cut turn, and the one that goes on", len(reqs))
@@ -57,6 +58,17 @@ func (e *env) wantWentOn(r *replica, sessionID, notice string) {
 	}
 	if prompts := e.promptCount(sessionID); prompts != 3 {
 		e.t.Errorf("the log holds %d prompts, want 3: two sent, and the one that goes on", prompts)
+	}
+	// The one that goes on is marked Parley's own (not by its text), and
+	// the page says whom Parley sent it for.
+	var marks string
+	e.queryRow(`SELECT string_agg(coalesce(payload->>'parley', 'false'), ',' ORDER BY seq) FROM events
+		WHERE session_id = $1 AND type = 'prompt'`, []any{sessionID}, &marks)
+	if marks != "false,false,true" {
+		e.t.Errorf("the prompts' parley marks are %s, want false,false,true: the members' two, then Parley's", marks)
+	}
+	if who := `<div class="who">Parley, for ` + e.user.Name + `</div>`; !strings.Contains(seen, who) {
+		e.t.Errorf("the page does not show %s", who)
 	}
 	e.waitLineEmpty(sessionID, "the prompt that went on")
 	if n := len(e.fake.Requests()); n != 2 {

@@ -23,7 +23,10 @@ type LineItem struct {
 	ByID      int64           `db:"by_id"`
 	InputID   string          `db:"input_id"`
 	Response  json.RawMessage `db:"response"`
-	CreatedAt time.Time       `db:"created_at"`
+	// Parley marks a prompt Parley sends on its own (one that has Claude
+	// go on with a cut turn), whoever it is sent for.
+	Parley    bool      `db:"parley"`
+	CreatedAt time.Time `db:"created_at"`
 }
 
 // The kinds of LineItem.
@@ -32,15 +35,15 @@ const (
 	LineAnswer = "answer"
 )
 
-const lineColumns = `id, session_id, kind, text, by_name, by_id, input_id, response, created_at`
+const lineColumns = `id, session_id, kind, text, by_name, by_id, input_id, response, parley, created_at`
 
 // KeepInLine saves a prompt or an answer that waits in line on this
 // replica and returns its id.
 func (s *Store) KeepInLine(ctx context.Context, it LineItem) (int64, error) {
 	var id int64
-	err := s.pool.QueryRow(ctx, `INSERT INTO session_line (session_id, replica_id, kind, text, by_name, by_id, input_id, response)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-		it.SessionID, s.replica, it.Kind, it.Text, it.By, it.ByID, it.InputID, nullJSON(it.Response)).Scan(&id)
+	err := s.pool.QueryRow(ctx, `INSERT INTO session_line (session_id, replica_id, kind, text, by_name, by_id, input_id, response, parley)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+		it.SessionID, s.replica, it.Kind, it.Text, it.By, it.ByID, it.InputID, nullJSON(it.Response), it.Parley).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("keep a %s of session %s in line: %w", it.Kind, it.SessionID, err)
 	}
@@ -62,9 +65,9 @@ func (s *Store) AppendEventsKeeping(ctx context.Context, evs []Event, it LineIte
 		if err := appendEvents(ctx, tx, evs); err != nil {
 			return err
 		}
-		if err := tx.QueryRow(ctx, `INSERT INTO session_line (session_id, replica_id, kind, text, by_name, by_id, input_id, response)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING id`,
-			it.SessionID, replica, it.Kind, it.Text, it.By, it.ByID, it.InputID, nullJSON(it.Response)).Scan(&id); err != nil {
+		if err := tx.QueryRow(ctx, `INSERT INTO session_line (session_id, replica_id, kind, text, by_name, by_id, input_id, response, parley)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
+			it.SessionID, replica, it.Kind, it.Text, it.By, it.ByID, it.InputID, nullJSON(it.Response), it.Parley).Scan(&id); err != nil {
 			return fmt.Errorf("keep a %s of session %s in line: %w", it.Kind, it.SessionID, err)
 		}
 		return nil

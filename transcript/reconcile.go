@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"strconv"
-	"strings"
 
 	"parley/runner"
 	"parley/store"
@@ -177,7 +176,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, s Session) (Reconciled, erro
 	}
 	if w := res.GoOn; w != nil {
 		w.Line, err = r.log.AppendEventsKeeping(ctx, out, store.LineItem{SessionID: s.ID, Kind: store.LinePrompt,
-			Text: w.Text, By: w.By, ByID: w.ByID}, !s.Starting)
+			Text: w.Text, By: w.By, ByID: w.ByID, Parley: w.Parley}, !s.Starting)
 	} else {
 		err = r.log.AppendEvents(ctx, out)
 	}
@@ -205,7 +204,7 @@ func (r *Reconciler) wentOnBefore(ctx context.Context, sessionID string) bool {
 		return false
 	}
 	for _, it := range line {
-		if it.Kind == store.LinePrompt && strings.HasPrefix(it.Text, runner.SentByParley) {
+		if it.Kind == store.LinePrompt && it.Parley {
 			return true
 		}
 	}

@@ -302,11 +302,13 @@ func TestGoOnAfterLostRun(t *testing.T) {
 		ended      = streamEvent(map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "end_turn"}})
 		toolEnd    = streamEvent(map[string]any{"type": "message_delta", "delta": map[string]any{"stop_reason": "tool_use"}})
 	)
-	goOnAnn := runner.QueuedWork{Text: "(Sent by Parley.) Parley restarted while you were working, and stopped you. Go on where you left off.", By: "Ann", ByID: 1}
-	again := store.Event{Type: "prompt", Payload: mustJSON(map[string]any{"text": goOnAnn.Text, "by": "Ann", "by_id": 1})}
+	goOnAnn := runner.QueuedWork{Text: "(Sent by Parley.) Parley restarted while you were working, and stopped you. Go on where you left off.", By: "Ann", ByID: 1, Parley: true}
+	again := store.Event{Type: "prompt", Payload: mustJSON(map[string]any{"text": goOnAnn.Text, "by": "Ann", "by_id": 1, "parley": true})}
+	// A member's message that happens to read like Parley's is a member's.
+	likeParley := store.Event{Type: "prompt", Payload: mustJSON(map[string]any{"text": goOnAnn.Text, "by": "Ann", "by_id": 1})}
 	withBob := goOnAnn
 	withBob.Text += " These messages sent to you meanwhile never reached you:\n\nFrom Bob:\nand the tests"
-	onlyBob := runner.QueuedWork{Text: "(Sent by Parley.) Parley restarted, and these messages sent to you meanwhile never reached you:\n\nFrom Bob:\nand the tests", By: "Bob", ByID: 2}
+	onlyBob := runner.QueuedWork{Text: "(Sent by Parley.) Parley restarted, and these messages sent to you meanwhile never reached you:\n\nFrom Bob:\nand the tests", By: "Bob", ByID: 2, Parley: true}
 	for _, tc := range []struct {
 		name       string
 		transcript bool // the fixture's: the whole turn, ended
@@ -321,7 +323,7 @@ func TestGoOnAfterLostRun(t *testing.T) {
 		{"cut with a prompt queued", false, []store.Event{started, goAnn, initEv, text, testBob}, &withBob, 0},
 		{"cut before its first message", false, []store.Event{started, goAnn, initEv}, &goOnAnn, 0},
 		{"never begun", false, []store.Event{started, goAnn}, &runner.QueuedWork{
-			Text: "(Sent by Parley.) Parley restarted, and these messages sent to you meanwhile never reached you:\n\nFrom Ann:\ngo", By: "Ann", ByID: 1}, 0},
+			Text: "(Sent by Parley.) Parley restarted, and these messages sent to you meanwhile never reached you:\n\nFrom Ann:\ngo", By: "Ann", ByID: 1, Parley: true}, 0},
 		{"ended in the stream, its result lost", false, []store.Event{started, goAnn, initEv, start, ended}, nil, 0},
 		{"ended, the next not begun", false, []store.Event{started, goAnn, initEv, text, result, testBob}, &onlyBob, 0},
 		{"being stopped", false, []store.Event{started, goAnn, initEv, text, stop}, nil, 0},
@@ -331,6 +333,7 @@ func TestGoOnAfterLostRun(t *testing.T) {
 		{"its ask answered", false, []store.Event{started, goAnn, initEv, ask, gave}, &goOnAnn, 0},
 		{"an earlier run's turns do not count", false, []store.Event{started, goAnn, initEv, text, {Type: "run_ended", Payload: []byte(`{}`)}, started}, nil, 0},
 		{"Parley's own prompt cut again", false, []store.Event{started, again, initEv, text}, nil, 0},
+		{"a member's prompt that reads like Parley's", false, []store.Event{started, likeParley, initEv, text}, &goOnAnn, 0},
 		{"a barred member's queued prompt", false, []store.Event{started, goAnn, initEv, text, testBob}, &goOnAnn, 2},
 		{"a barred member's cut turn", false, []store.Event{started, goAnn, initEv, text, testBob}, &onlyBob, 1},
 		{"a barred member's turn never begun", false, []store.Event{started, goAnn}, nil, 1},
@@ -341,7 +344,7 @@ func TestGoOnAfterLostRun(t *testing.T) {
 		{"its answer not taken", false, []store.Event{started, goAnn, initEv, text, call, askCall, answered}, nil, 0},
 		{"its ask ended by the crash", false, []store.Event{started, goAnn, initEv, text, call, askCall, aborted}, nil, 0},
 		{"a Stop between turns", false, []store.Event{started, goAnn, initEv, text, result, stopBob, testBob, initEv}, &runner.QueuedWork{
-			Text: "(Sent by Parley.) Parley restarted while you were working, and stopped you. Go on where you left off.", By: "Bob", ByID: 2}, 0},
+			Text: "(Sent by Parley.) Parley restarted while you were working, and stopped you. Go on where you left off.", By: "Bob", ByID: 2, Parley: true}, 0},
 		{"a turn that goes on after a message that ended", false, []store.Event{started, goAnn, initEv, start, ended, start3}, &goOnAnn, 0},
 		{"a turn resent to a fresh conversation", false, []store.Event{started, resent, initEv, text}, &goOnAnn, 0},
 	} {
@@ -391,7 +394,7 @@ func TestGoOnAfterLostRun(t *testing.T) {
 				}
 				return
 			}
-			if len(line) != 1 || line[0].Text != tc.want.Text || line[0].ByID != tc.want.ByID || line[0].ID != res.GoOn.Line {
+			if len(line) != 1 || line[0].Text != tc.want.Text || line[0].ByID != tc.want.ByID || line[0].ID != res.GoOn.Line || !line[0].Parley {
 				t.Fatalf("kept in line: %+v, want the prompt that goes on (item %d)", line, res.GoOn.Line)
 			}
 			if ours, err := st.LeftLine(t.Context(), line[0].ID); err != nil || ours {
@@ -420,13 +423,43 @@ func TestGoOnAfterLostRun(t *testing.T) {
 			starting := sess
 			starting.Starting, starting.MayPrompt = true, nil
 			res, err = rec.Reconcile(t.Context(), starting)
-			if err != nil || res.GoOn == nil || !strings.HasPrefix(res.GoOn.Text, runner.SentByParley) {
+			if err != nil || res.GoOn == nil || !res.GoOn.Parley || !strings.HasPrefix(res.GoOn.Text, runner.SentByParley) {
 				t.Fatalf("a run starting: %+v, %v; want a prompt that goes on", res, err)
 			}
 			if ours, err := st.LeftLine(t.Context(), res.GoOn.Line); err != nil || !ours {
 				t.Errorf("the starting run's prompt that goes on is this replica's: %v, %v; want it kept as ours", ours, err)
 			}
 		})
+	}
+}
+
+// TestGoOnWithAMemberMessageInLineThatReadsLikeParleys: a prompt of
+// Parley's own waiting in line stops a second go-on (TestGoOnAfterLostRun);
+// a member's message waiting there is not Parley's, whatever its text.
+func TestGoOnWithAMemberMessageInLineThatReadsLikeParleys(t *testing.T) {
+	st, s, cfg := setup(t)
+	if _, err := st.KeepInLine(t.Context(), store.LineItem{SessionID: s.ID, Kind: store.LinePrompt,
+		Text: runner.SentByParley + "Parley restarted while you were working, and stopped you.", By: "Bob", ByID: 2}); err != nil {
+		t.Fatal(err)
+	}
+	appendLog(t, st, s.ID, store.Event{Type: "run_started", Payload: []byte(`{"pid":1}`)},
+		store.Event{Type: "prompt", Payload: []byte(`{"text":"go","by":"Ann","by_id":1}`)},
+		store.Event{Type: "system", Payload: []byte(`{"type":"system","subtype":"init"}`)})
+	rec := New(st, &published{}, slog.New(slog.DiscardHandler))
+	res, err := rec.Reconcile(t.Context(), Session{ID: s.ID, ClaudeSessionID: "00000000-0000-0000-0000-000000000000",
+		ConfigDir: cfg, Status: "ended", GoOn: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.GoOn == nil || !res.GoOn.Parley || res.GoOn.By != "Ann" {
+		t.Fatalf("goes on with %+v; want Ann's cut turn to go on, as Parley's", res.GoOn)
+	}
+	line, err := st.LineOf(t.Context(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(line) != 2 || line[0].Parley || !line[1].Parley || line[1].ID != res.GoOn.Line {
+		t.Fatalf("the line: %+v; want Bob's message, then Parley's prompt that goes on", line)
 	}
 }
 

@@ -71,6 +71,7 @@ func (t *turns) follow(typ string, payload []byte, recovered bool) {
 		Text            string          `json:"text"`
 		By              string          `json:"by"`
 		ByID            int64           `json:"by_id"`
+		Parley          bool            `json:"parley"`
 		InputID         string          `json:"input_id"`
 		InputIDs        []string        `json:"input_ids"`
 		ToolUseID       string          `json:"tool_use_id"`
@@ -87,7 +88,7 @@ func (t *turns) follow(typ string, payload []byte, recovered bool) {
 	case runner.TypeRunStarted:
 		*t = turns{}
 	case runner.TypePrompt, runner.TypeTurnResent:
-		t.prompts = append(t.prompts, runner.CutTurn{Text: p.Text, By: runner.Author{Name: p.By, ID: p.ByID}})
+		t.prompts = append(t.prompts, runner.CutTurn{Text: p.Text, By: runner.Author{Name: p.By, ID: p.ByID}, Parley: p.Parley})
 	case "result":
 		t.endTurn()
 	case "system": // init: the CLI begins a turn

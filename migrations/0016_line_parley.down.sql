@@ -1,0 +1,1 @@
+ALTER TABLE session_line DROP COLUMN parley;
