@@ -70,6 +70,15 @@ func (b *Bubblewrap) Confine(cmd *exec.Cmd, s runner.Spec) error {
 	return b.wrap(cmd, s)
 }
 
+// ConfineTool runs cmd, a tool Parley runs on the project's files for
+// itself (git on its repository), in the same sandbox as the project's
+// runs: it sees spec.Workspace and spec.WritableDirs (made if missing),
+// and nothing of the data directory or Parley's home besides.
+func (b *Bubblewrap) ConfineTool(cmd *exec.Cmd, s runner.Spec) error {
+	s.ConfigDir, s.Home = "", "" // a tool needs neither
+	return b.Confine(cmd, s)
+}
+
 func (b *Bubblewrap) wrap(cmd *exec.Cmd, s runner.Spec) error {
 	args := []string{b.bwrap,
 		"--die-with-parent", "--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",

@@ -154,6 +154,41 @@ func (s *Sandbox) Confine(cmd *exec.Cmd, spec runner.Spec) error {
 	return nil
 }
 
+// ConfineTool starts cmd, a tool Parley runs on the project's files for
+// itself (git on its repository), as the project's uid, as its runs are:
+// the project's own directory (the parent of spec.ConfigDir), spec.Workspace
+// and spec.WritableDirs (made if missing) belong to the uid before it
+// starts. Unlike Confine it walks no tree whose top the uid owns already:
+// it runs on page loads.
+func (s *Sandbox) ConfineTool(cmd *exec.Cmd, spec runner.Spec) error {
+	uid, err := s.UID(spec.ProjectID)
+	if err != nil {
+		return err
+	}
+	if ws := spec.Workspace; ws != "" && !strings.HasPrefix(ws, s.dataDir+string(filepath.Separator)) {
+		if err := checkEnterable(ws); err != nil {
+			return fmt.Errorf("workspace %s: %w", ws, err)
+		}
+	}
+	dirs := []string{spec.Workspace}
+	if p := filepath.Dir(spec.ConfigDir); spec.ConfigDir != "" && filepath.Dir(p) == filepath.Join(s.dataDir, "projects") {
+		dirs = []string{p, spec.Workspace} // first: the others may be in it
+	}
+	for _, d := range append(dirs, spec.WritableDirs...) {
+		if d == "" {
+			continue
+		}
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return fmt.Errorf("tool dir: %w", err)
+		}
+		if err := own(d, uid, false); err != nil {
+			return err
+		}
+	}
+	setCredential(cmd, uid)
+	return nil
+}
+
 func setCredential(cmd *exec.Cmd, uid int) {
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}

@@ -12,6 +12,12 @@ import (
 // run may ever see it.
 const upstreamKey = "sk-upstream-real-key-never-in-a-run"
 
+// toolsOf is the runs' sandbox for git, as serve wires it.
+func toolsOf(s runner.Sandbox) ToolSandbox {
+	t, _ := s.(ToolSandbox)
+	return t
+}
+
 // runtimeDir is where the env's runs' ask_user config files live.
 func (e *env) runtimeDir() string {
 	d := filepath.Join(e.dataDir, "run")

@@ -71,6 +71,6 @@ func (s *Server) withLimits(ctx context.Context, p store.Project, sv views.Setti
 	}
 	sv.Limits = limitsForm(l)
 	sv.DefaultStallTimeout = int(s.cfg.StallTimeout.Seconds())
-	sv.GitBase, _ = s.git.BaseBranch(ctx, WorkspaceDir(s.cfg.DataDir, p))
+	sv.GitBase, _ = s.gitOf(p).BaseBranch(ctx, WorkspaceDir(s.cfg.DataDir, p))
 	return sv, nil
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"os/exec"
 	"runtime"
 	"sync"
 	"time"
@@ -67,6 +68,7 @@ type Server struct {
 	log         *slog.Logger
 	mcp         http.Handler // the MCP endpoint, /mcp
 	git         *worktree.Git
+	tools       ToolSandbox
 	// decoyHash is a bcrypt hash compared against when a login names no
 	// account, made on first use (it takes a quarter of a second).
 	decoyHash func() string
@@ -90,6 +92,16 @@ type Deps struct {
 	Gateway http.Handler  // the model gateway, served on the relay listener; nil = none
 	Expirer *Expirer      // optional: told when a project's expiry setting changes
 	Git     *worktree.Git // nil = git on PATH
+	// Tools confines the tools Parley runs on a project's files for
+	// itself (git on its repository) as the project's runs are confined;
+	// nil = no isolation.
+	Tools ToolSandbox
+}
+
+// ToolSandbox confines a tool Parley runs on a project's files: as the
+// project's uid, or in its bubblewrap sandbox (package sandbox).
+type ToolSandbox interface {
+	ConfineTool(cmd *exec.Cmd, spec runner.Spec) error
 }
 
 // New returns a Server.
@@ -107,7 +119,7 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, runs: runs, hub: d.Hub, metrics: d.Metrics,
 		replaySlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), broker: d.Broker, expiry: d.Expirer, gw: d.Gateway, log: d.Log, decoyHash: decoy,
-		lim: newLimiters(cfg.Limits), git: d.Git}
+		lim: newLimiters(cfg.Limits), git: d.Git, tools: d.Tools}
 	if s.stops = d.Stops; s.stops == nil {
 		s.stops = localStops{sup: d.Supervisor, hub: d.Hub}
 	}

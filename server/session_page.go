@@ -58,7 +58,7 @@ func (s *Server) worktreeView(ctx context.Context, p store.Project, sess store.S
 	}
 	repo := WorkspaceDir(s.cfg.DataDir, p)
 	if wt.Branch == "" {
-		base, ok := s.git.BaseBranch(ctx, repo)
+		base, ok := s.gitOf(p).BaseBranch(ctx, repo)
 		if !ok {
 			return nil
 		}
@@ -68,7 +68,7 @@ func (s *Server) worktreeView(ctx context.Context, p store.Project, sess store.S
 	if wt.State == store.WorktreeDiscarded {
 		return v
 	}
-	d, err := s.git.Diff(ctx, WorktreeDir(s.cfg.DataDir, p.ID, sess.ID), wt.Base)
+	d, err := s.gitOf(p).Diff(ctx, WorktreeDir(s.cfg.DataDir, p.ID, sess.ID), wt.Base)
 	if err != nil {
 		v.DiffError = "The diff could not be read: " + err.Error()
 		return v

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 
+	"parley/runner"
 	"parley/store"
 	"parley/worktree"
 )
@@ -20,7 +23,30 @@ import (
 
 // WorktreeDir is where a session's worktree lives: outside the repository.
 func WorktreeDir(dataDir string, projectID int64, sessionID string) string {
-	return filepath.Join(projectDir(dataDir, projectID), "worktrees", sessionID)
+	return filepath.Join(worktreesDir(dataDir, projectID), sessionID)
+}
+
+// worktreesDir holds a project's session worktrees.
+func worktreesDir(dataDir string, projectID int64) string {
+	return filepath.Join(projectDir(dataDir, projectID), "worktrees")
+}
+
+// gitOf is git for project p's repository and worktrees. The repository is
+// the project's runs' to write (its config, hooks, attributes, the
+// worktrees' .git files), so git runs as they do: as the project's uid or
+// in its sandbox (s.tools), with a run's environment (no server secret),
+// never with the server's own privileges.
+func (s *Server) gitOf(p store.Project) *worktree.Git {
+	repo, wts := WorkspaceDir(s.cfg.DataDir, p), worktreesDir(s.cfg.DataDir, p.ID)
+	env := append(runner.BaseEnv(os.Environ()), "HOME="+wts, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
+	var jail worktree.Jail
+	if s.tools != nil {
+		jail = func(cmd *exec.Cmd) error {
+			return s.tools.ConfineTool(cmd, runner.Spec{ProjectID: p.ID, Workspace: repo, ConfigDir: ConfigDir(s.cfg.DataDir, p.ID),
+				WritableDirs: []string{wts}})
+		}
+	}
+	return s.git.In(env, jail, wts)
 }
 
 // branchFor is a session's branch.
@@ -31,7 +57,8 @@ func branchFor(sessionID string) string { return "parley/" + sessionID }
 // its repository (which holds the worktree's .git data), or the shared
 // workspace.
 func (s *Server) sessionWorkspace(ctx context.Context, p store.Project, sess store.Session, workspace string) (string, []string, error) {
-	base, ok := s.git.BaseBranch(ctx, workspace)
+	git := s.gitOf(p)
+	base, ok := git.BaseBranch(ctx, workspace)
 	if !ok {
 		return workspace, nil, nil
 	}
@@ -43,7 +70,7 @@ func (s *Server) sessionWorkspace(ctx context.Context, p store.Project, sess sto
 		wt.Branch, wt.Base = branchFor(sess.ID), base
 	}
 	dir := WorktreeDir(s.cfg.DataDir, p.ID, sess.ID)
-	created, err := s.git.Ensure(ctx, workspace, dir, wt.Branch, wt.Base)
+	created, err := git.Ensure(ctx, workspace, dir, wt.Branch, wt.Base)
 	if err != nil {
 		return "", nil, fmt.Errorf("create the session's worktree: %w", err)
 	}
@@ -68,7 +95,7 @@ func (s *Server) sessionWorkspace(ctx context.Context, p store.Project, sess sto
 }
 
 // worktreeAction is a member's merge or discard of a session's worktree.
-type worktreeAction func(ctx context.Context, repo, dir string, wt store.SessionWorktree, c worktree.Commit) (store.SessionWorktree, string, error)
+type worktreeAction func(ctx context.Context, git *worktree.Git, repo, dir string, wt store.SessionWorktree, c worktree.Commit) (store.SessionWorktree, string, error)
 
 // handleWorktree runs act on the session's worktree, then shows the
 // session page again with what happened. It refuses while Claude works in
@@ -101,7 +128,7 @@ func (s *Server) handleWorktree(act worktreeAction) http.Handler {
 		s.sup.Stop(sess.ID)
 		repo, dir := WorkspaceDir(s.cfg.DataDir, p), WorktreeDir(s.cfg.DataDir, p.ID, sess.ID)
 		c := worktree.Commit{Author: v.Name, Message: "Parley session: " + orText(sess.Title, sess.ID)}
-		wt, done, err := act(r.Context(), repo, dir, wt, c)
+		wt, done, err := act(r.Context(), s.gitOf(p), repo, dir, wt, c)
 		if err != nil {
 			s.renderSession(w, r, sess, worktreeFailure(err))
 			return
@@ -115,8 +142,8 @@ func (s *Server) handleWorktree(act worktreeAction) http.Handler {
 }
 
 // mergeWorktree merges the session's branch into its base.
-func (s *Server) mergeWorktree(ctx context.Context, repo, dir string, wt store.SessionWorktree, c worktree.Commit) (store.SessionWorktree, string, error) {
-	merged, err := s.git.Merge(ctx, repo, dir, wt.Branch, wt.Base, c)
+func (s *Server) mergeWorktree(ctx context.Context, git *worktree.Git, repo, dir string, wt store.SessionWorktree, c worktree.Commit) (store.SessionWorktree, string, error) {
+	merged, err := git.Merge(ctx, repo, dir, wt.Branch, wt.Base, c)
 	if err != nil {
 		return wt, "", err
 	}
@@ -128,9 +155,9 @@ func (s *Server) mergeWorktree(ctx context.Context, repo, dir string, wt store.S
 }
 
 // discardWorktree removes the session's worktree and keeps its branch.
-func (s *Server) discardWorktree(ctx context.Context, repo, dir string, wt store.SessionWorktree, c worktree.Commit) (store.SessionWorktree, string, error) {
+func (s *Server) discardWorktree(ctx context.Context, git *worktree.Git, repo, dir string, wt store.SessionWorktree, c worktree.Commit) (store.SessionWorktree, string, error) {
 	c.Message = "Parley: work of a discarded session, " + c.Message
-	if err := s.git.Discard(ctx, repo, dir, c); err != nil {
+	if err := git.Discard(ctx, repo, dir, c); err != nil {
 		return wt, "", err
 	}
 	wt.State = store.WorktreeDiscarded
@@ -162,11 +189,11 @@ func (s *Server) removeWorktrees(ctx context.Context, p store.Project) {
 		s.log.Warn("list worktrees of a deleted project", "project_id", p.ID, "err", err)
 		return
 	}
-	repo := WorkspaceDir(s.cfg.DataDir, p)
+	repo, git := WorkspaceDir(s.cfg.DataDir, p), s.gitOf(p)
 	for _, wt := range list {
-		err := s.git.Remove(ctx, repo, WorktreeDir(s.cfg.DataDir, p.ID, wt.SessionID))
+		err := git.Remove(ctx, repo, WorktreeDir(s.cfg.DataDir, p.ID, wt.SessionID))
 		if err == nil {
-			err = s.git.DeleteBranch(ctx, repo, wt.Branch)
+			err = git.DeleteBranch(ctx, repo, wt.Branch)
 		}
 		if err != nil {
 			s.log.Warn("remove a session's worktree", "session_id", wt.SessionID, "branch", wt.Branch, "err", err)

@@ -1,9 +1,11 @@
 package worktree
 
 import (
+	"cmp"
 	"context"
-	"fmt"
+	"crypto/rand"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -35,13 +37,10 @@ func (g *Git) Diff(ctx context.Context, dir, base string) (Diff, error) {
 		return Diff{}, err
 	}
 	mb = strings.TrimSpace(mb)
-	idx, err := os.CreateTemp("", "parley-index-*")
-	if err != nil {
-		return Diff{}, fmt.Errorf("temporary index: %w", err)
-	}
-	idx.Close()
-	defer os.Remove(idx.Name())
-	env := []string{"GIT_INDEX_FILE=" + idx.Name()}
+	// A name only: git, as the project's, makes the file (read-tree).
+	idx := filepath.Join(cmp.Or(g.scratch, os.TempDir()), "parley-index-"+rand.Text())
+	defer os.Remove(idx)
+	env := []string{"GIT_INDEX_FILE=" + idx}
 	if _, err := g.run(ctx, dir, env, "read-tree", "HEAD"); err != nil {
 		return Diff{}, err
 	}

@@ -11,13 +11,28 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
 // Git runs the git CLI.
 type Git struct {
 	bin string
+	// env is every command's environment (nil: the server's own); jail,
+	// if set, confines every command; scratch is a directory the commands
+	// may write besides the repository (Diff's private index).
+	env     []string
+	jail    Jail
+	scratch string
 }
+
+// A Jail makes a git command run with the privileges of the project whose
+// repository it works on (its uid, or inside its sandbox), not the
+// server's: the repository, its config, hooks, attributes and the
+// worktrees' .git files are the project's runs' to write, and whatever
+// they make git execute (core.fsmonitor, a filter or merge driver, a
+// gitdir pointing elsewhere) must get no more than those runs have.
+type Jail func(cmd *exec.Cmd) error
 
 // New returns a Git that runs bin ("" = git on PATH).
 func New(bin string) *Git {
@@ -27,12 +42,31 @@ func New(bin string) *Git {
 	return &Git{bin: bin}
 }
 
+// In is g for one project's repository: every command runs through jail
+// (nil: as the server) with env as its whole environment, and scratch is
+// a directory it may write outside the repository (nil env or "" scratch:
+// the server's environment, its temporary directory).
+func (g *Git) In(env []string, jail Jail, scratch string) *Git {
+	return &Git{bin: g.bin, env: env, jail: jail, scratch: scratch}
+}
+
 // run runs git in dir and returns its stdout. The repository may belong to
 // another user (runs execute as a per-project uid), so every directory is
-// trusted explicitly: -c safe.directory=*.
+// trusted explicitly: -c safe.directory=*. Parley's own commands never
+// need the repository's hooks or file system monitor, so none runs.
 func (g *Git) run(ctx context.Context, dir string, env []string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, g.bin, append([]string{"-c", "safe.directory=*", "-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), append([]string{"GIT_TERMINAL_PROMPT=0", "LC_ALL=C"}, env...)...)
+	pre := []string{"-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-C", dir}
+	cmd := exec.CommandContext(ctx, g.bin, append(pre, args...)...)
+	base := g.env
+	if base == nil {
+		base = os.Environ()
+	}
+	cmd.Env = append(slices.Clip(base), append([]string{"GIT_TERMINAL_PROMPT=0", "LC_ALL=C"}, env...)...)
+	if g.jail != nil {
+		if err := g.jail(cmd); err != nil {
+			return "", fmt.Errorf("git %s: confine: %w", strings.Join(args, " "), err)
+		}
+	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
@@ -134,8 +168,15 @@ func (g *Git) exclude(ctx context.Context, repo string) error {
 	if err != nil {
 		return err
 	}
-	path := filepath.Join(strings.TrimSpace(common), "info", "exclude")
-	old, _ := os.ReadFile(path)
+	// Opened under the common dir: a run that made info/ a link cannot
+	// have this written elsewhere.
+	root, err := os.OpenRoot(strings.TrimSpace(common))
+	if err != nil {
+		return fmt.Errorf("info/exclude: %w", err)
+	}
+	defer root.Close()
+	const path = "info/exclude"
+	old, _ := root.ReadFile(path)
 	var add []string
 	for _, p := range generated {
 		if !bytes.Contains(old, []byte("\n"+p+"\n")) && !bytes.HasPrefix(old, []byte(p+"\n")) {
@@ -145,14 +186,14 @@ func (g *Git) exclude(ctx context.Context, repo string) error {
 	if len(add) == 0 {
 		return nil
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := root.MkdirAll("info", 0o755); err != nil {
 		return fmt.Errorf("info/exclude: %w", err)
 	}
 	text := "# Written by Parley: files it generates in every worktree.\n" + strings.Join(add, "\n") + "\n"
 	if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
 		text = "\n" + text
 	}
-	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	f, err := root.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		return fmt.Errorf("info/exclude: %w", err)
 	}

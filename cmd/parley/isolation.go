@@ -83,6 +83,13 @@ func runEnvironment(ctx context.Context, c config, st *store.Store, claude, self
 	return rc, gw, nil
 }
 
+// toolSandbox is the runs' sandbox, for the tools Parley runs on a
+// project's files (git): nil when runs are not confined.
+func toolSandbox(s runner.Sandbox) server.ToolSandbox {
+	t, _ := s.(server.ToolSandbox)
+	return t
+}
+
 // isUIDSandbox reports whether runs start as per-project uids (not as root).
 func isUIDSandbox(s runner.Sandbox) bool {
 	_, ok := s.(*sandbox.Sandbox)
