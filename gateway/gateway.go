@@ -138,6 +138,11 @@ func (g *Gateway) Admit(projectID int64, sessionID string, user func() string) (
 // ServeHTTP checks the run's token and limits and forwards the request;
 // while the replica's lease is in doubt it waits first (SetLeaseCheck).
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !forwarded(r) {
+		writeError(w, http.StatusNotFound, "not_found_error",
+			"Parley's model gateway forwards only the Messages API (POST /v1/messages and /v1/messages/count_tokens)", false)
+		return
+	}
 	token := runToken(r.Header)
 	gr, ok := g.lookup(token)
 	if ok && !g.leaseHeldNow() {
@@ -179,6 +184,20 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	r.Body = http.MaxBytesReader(w, r.Body, maxRequestBytes)
 	r = r.WithContext(context.WithValue(r.Context(), grantKey{}, granted{grant: gr, token: token}))
 	g.proxy.ServeHTTP(w, r)
+}
+
+// forwarded says whether r is model traffic the gateway passes upstream:
+// the Messages API, and the CLI's connectivity probe. A run's token is
+// worth the real key upstream, so nothing else the key could reach (files,
+// batches, an organisation's admin API) is reachable through it.
+func forwarded(r *http.Request) bool {
+	switch r.URL.Path {
+	case "/v1/messages", "/v1/messages/count_tokens":
+		return r.Method == http.MethodPost
+	case "/api/hello":
+		return r.Method == http.MethodHead || r.Method == http.MethodGet
+	}
+	return false
 }
 
 // lookup returns what token allows, if it is a live run's.

@@ -204,6 +204,53 @@ func TestGatewayLimits(t *testing.T) {
 	}
 }
 
+// TestGatewayForwardsOnlyTheMessagesAPI: a run's token reaches the model,
+// not whatever else the real key could (files, batches, the admin API).
+func TestGatewayForwardsOnlyTheMessagesAPI(t *testing.T) {
+	var paths []string
+	var mu sync.Mutex
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		paths = append(paths, r.Method+" "+r.URL.Path)
+		mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"input_tokens":1}`)
+	}))
+	defer up.Close()
+	g, _ := New(Config{Upstream: up.URL}, nil, nil, slog.New(slog.DiscardHandler))
+	front := httptest.NewServer(g)
+	defer front.Close()
+	token, _ := g.Admit(1, "s", nil)
+	for _, tc := range []struct {
+		method, path string
+		want         int
+	}{
+		{"POST", "/v1/messages/count_tokens?beta=true", http.StatusOK},
+		{"HEAD", "/api/hello", http.StatusOK},
+		{"GET", "/v1/files", http.StatusNotFound},
+		{"POST", "/v1/messages/batches", http.StatusNotFound},
+		{"GET", "/v1/organizations/api_keys", http.StatusNotFound},
+		{"GET", "/v1/messages", http.StatusNotFound},
+		{"POST", "/v1/messages/../files", http.StatusNotFound},
+	} {
+		req, _ := http.NewRequest(tc.method, front.URL+tc.path, strings.NewReader("{}"))
+		req.Header.Set("X-Api-Key", token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.want {
+			t.Errorf("%s %s: status %d, want %d", tc.method, tc.path, resp.StatusCode, tc.want)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if strings.Join(paths, ",") != "POST /v1/messages/count_tokens,HEAD /api/hello" {
+		t.Errorf("upstream got %q, want only the Messages API's count_tokens and the probe", paths)
+	}
+}
+
 func TestGatewayRefusesOversizedRequests(t *testing.T) {
 	release := make(chan struct{})
 	close(release)
