@@ -1,11 +1,12 @@
 package server
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +17,7 @@ import (
 	"github.com/google/uuid"
 
 	"parley/mcpapi"
+	"parley/safefile"
 	"parley/store"
 )
 
@@ -23,10 +25,11 @@ import (
 // ($CLAUDE_CONFIG_DIR/projects/<munged cwd>/<id>.jsonl) that Parley did not
 // start: someone ran `claude` in the workspace.
 type diskSession struct {
-	ID      string // the CLI's session id
-	Path    string
-	Title   string
-	Updated time.Time
+	ID string // the CLI's session id
+	// ConfigDir and Name locate its transcript: Name, under ConfigDir.
+	ConfigDir, Name string
+	Title           string
+	Updated         time.Time
 }
 
 // nonAlnum is what the CLI replaces with "-" to name a cwd's directory.
@@ -42,14 +45,25 @@ func (s *Server) configDirOf(p store.Project) string {
 
 // diskSessions lists the CLI sessions of the project's workspace that no
 // Parley session of the project has.
+// The config dir is the project's runs' to write: it is read as an
+// os.Root (no link leads out of it, nor is it itself followed), and only
+// regular files are taken (safefile).
 func (s *Server) diskSessions(ctx context.Context, p store.Project) ([]diskSession, error) {
-	dir := filepath.Join(s.configDirOf(p), "projects", nonAlnum.ReplaceAllString(WorkspaceDir(s.cfg.DataDir, p), "-"))
-	entries, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+	configDir := s.configDirOf(p)
+	dir := "projects/" + nonAlnum.ReplaceAllString(WorkspaceDir(s.cfg.DataDir, p), "-")
+	root, err := rootUnder(configDir)
+	var entries []fs.DirEntry
+	if err == nil {
+		defer root.Close()
+		entries, err = fs.ReadDir(root.FS(), dir)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read sessions on disk: %w", err)
+		// None to list: the state is missing, or what is there leads out
+		// of the project (a link its runs made), which is not read.
+		if !errors.Is(err, os.ErrNotExist) {
+			s.log.Warn("sessions on disk not read", "project_id", p.ID, "err", err)
+		}
+		return nil, nil
 	}
 	known, err := s.st.KnownClaudeSessionIDs(ctx, p.ID)
 	if err != nil {
@@ -58,23 +72,38 @@ func (s *Server) diskSessions(ctx context.Context, p store.Project) ([]diskSessi
 	var out []diskSession
 	for _, e := range entries {
 		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
-		if !ok || e.IsDir() || uuid.Validate(id) != nil || known[strings.ToLower(id)] {
+		if !ok || !e.Type().IsRegular() || uuid.Validate(id) != nil || known[strings.ToLower(id)] {
 			continue
 		}
 		info, err := e.Info()
 		if err != nil {
 			continue
 		}
-		d := diskSession{ID: id, Path: filepath.Join(dir, e.Name()), Updated: info.ModTime()}
-		d.Title = firstPrompt(d.Path)
+		d := diskSession{ID: id, ConfigDir: configDir, Name: dir + "/" + e.Name(), Updated: info.ModTime()}
+		d.Title = firstPrompt(d)
 		out = append(out, d)
 	}
 	return out, nil
 }
 
 // maxTranscriptBytes bounds a transcript read for adoption; the CLI's lines
-// can exceed 64 KiB, so lines are read whole.
-const maxTranscriptBytes = 64 << 20
+// can exceed 64 KiB, so lines are read whole, up to maxTranscriptLine (a
+// longer one is skipped).
+const (
+	maxTranscriptBytes = 64 << 20
+	maxTranscriptLine  = 16 << 20
+)
+
+// rootUnder opens dir as an os.Root from its parent, so that dir itself is
+// not followed if it is a link (as safefile.OpenGlob does).
+func rootUnder(dir string) (*os.Root, error) {
+	parent, err := os.OpenRoot(filepath.Dir(dir))
+	if err != nil {
+		return nil, err
+	}
+	defer parent.Close()
+	return parent.OpenRoot(filepath.Base(dir))
+}
 
 // transcriptLine is the part of a CLI transcript line Parley reads.
 type transcriptLine struct {
@@ -83,18 +112,21 @@ type transcriptLine struct {
 	Message json.RawMessage `json:"message"`
 }
 
-// readCLITranscript calls f with each user or assistant line of a transcript.
-func readCLITranscript(path string, f func(l transcriptLine, raw []byte) bool) error {
-	file, err := os.Open(path)
+// readCLITranscript calls f with each user or assistant line of the disk
+// session's transcript: a regular file under its config dir (no link, no
+// FIFO), read a bounded line at a time.
+func readCLITranscript(d diskSession, f func(l transcriptLine, raw []byte) bool) error {
+	file, err := safefile.OpenGlob(d.ConfigDir, d.Name)
 	if err != nil {
 		return err
 	}
 	defer file.Close()
-	r := bufio.NewReaderSize(file, 64<<10)
-	read := 0
-	for read < maxTranscriptBytes {
-		raw, err := r.ReadBytes('\n')
-		read += len(raw)
+	r := safefile.NewLineReader(io.LimitReader(file, maxTranscriptBytes), maxTranscriptLine)
+	for {
+		raw, err := r.Next()
+		if errors.Is(err, safefile.ErrLineTooLong) {
+			continue
+		}
 		var l transcriptLine
 		if len(raw) > 0 && json.Unmarshal(raw, &l) == nil && (l.Type == "user" || l.Type == "assistant") && !l.IsMeta {
 			if !f(l, raw) {
@@ -105,7 +137,6 @@ func readCLITranscript(path string, f func(l transcriptLine, raw []byte) bool) e
 			return nil // EOF, or a torn last line of a live session
 		}
 	}
-	return nil
 }
 
 // userText is the text of a user message that a person typed, "" for
@@ -137,9 +168,9 @@ func userText(msg json.RawMessage) string {
 }
 
 // firstPrompt is a transcript's first typed message, as a title.
-func firstPrompt(path string) string {
+func firstPrompt(d diskSession) string {
 	t := ""
-	_ = readCLITranscript(path, func(l transcriptLine, _ []byte) bool {
+	_ = readCLITranscript(d, func(l transcriptLine, _ []byte) bool {
 		if l.Type == "user" {
 			t = userText(l.Message)
 		}
@@ -156,10 +187,10 @@ const importedBy = "Claude Code (on disk)"
 
 // transcriptEvents turns a transcript into events of Parley's log: typed
 // messages as prompts, the rest as the CLI's own user and assistant events.
-func transcriptEvents(path string) ([]string, []json.RawMessage, error) {
+func transcriptEvents(d diskSession) ([]string, []json.RawMessage, error) {
 	var types []string
 	var payloads []json.RawMessage
-	err := readCLITranscript(path, func(l transcriptLine, raw []byte) bool {
+	err := readCLITranscript(d, func(l transcriptLine, raw []byte) bool {
 		if l.Type == "user" {
 			if text := userText(l.Message); text != "" {
 				b, _ := json.Marshal(map[string]any{"text": text, "by": importedBy})
@@ -201,7 +232,7 @@ func (b mcpBackend) adopt(ctx context.Context, u mcpapi.User, claudeID string) (
 		if _, err := b.s.checkAccess(ctx, viewerOf(u), p.ID, actPrompt); err != nil {
 			return store.Session{}, err
 		}
-		types, payloads, err := transcriptEvents(found[i].Path)
+		types, payloads, err := transcriptEvents(found[i])
 		if err != nil {
 			return store.Session{}, err
 		}
