@@ -29,6 +29,23 @@ func Read(path string, max int64) ([]byte, error) {
 	// of being followed. O_NONBLOCK: opening a FIFO does not wait for a
 	// writer (the fstat below then refuses it).
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	return read(f, err, path, max)
+}
+
+// ReadIn is Read of name under root: resolving name never leaves root
+// (os.Root), and its last component is not followed either.
+func ReadIn(root *os.Root, name string, max int64) ([]byte, error) {
+	// A link is refused as Read refuses it, wherever it leads (os.Root
+	// alone would refuse only one leading out, with another error).
+	if fi, err := root.Lstat(name); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+		return nil, fmt.Errorf("%s %w", name, ErrSymlink)
+	}
+	f, err := root.OpenFile(name, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	return read(f, err, name, max)
+}
+
+// read checks and reads f, opened as path (err: the open's error).
+func read(f *os.File, err error, path string, max int64) ([]byte, error) {
 	if err != nil {
 		if errors.Is(err, syscall.ELOOP) {
 			return nil, fmt.Errorf("%s %w", path, ErrSymlink)

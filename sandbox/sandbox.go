@@ -102,12 +102,13 @@ func (s *Sandbox) Confine(cmd *exec.Cmd, spec runner.Spec) error {
 	if err != nil {
 		return err
 	}
-	// The project's own directory (holding its config dir and home) and
-	// every directory the run may write belong to the uid, mode 0700.
-	private := []string{spec.ConfigDir, spec.Home}
-	if p := filepath.Dir(spec.ConfigDir); filepath.Dir(p) == filepath.Join(s.dataDir, "projects") {
-		private = append(private, p)
+	// The project's own directory (holding its config dir, home, workspace
+	// and worktrees) stays Parley's (holdProjectDir); every directory the
+	// run may write belongs to the uid, mode 0700.
+	if err := s.holdProjectDir(spec.ConfigDir); err != nil {
+		return err
 	}
+	private := []string{spec.ConfigDir, spec.Home}
 	if ws := spec.Workspace; ws != "" && !strings.HasPrefix(ws, s.dataDir+string(filepath.Separator)) {
 		// A directory an admin chose: the uid must be able to reach it.
 		if err := checkEnterable(ws); err != nil {
@@ -170,11 +171,10 @@ func (s *Sandbox) ConfineTool(cmd *exec.Cmd, spec runner.Spec) error {
 			return fmt.Errorf("workspace %s: %w", ws, err)
 		}
 	}
-	dirs := []string{spec.Workspace}
-	if p := filepath.Dir(spec.ConfigDir); spec.ConfigDir != "" && filepath.Dir(p) == filepath.Join(s.dataDir, "projects") {
-		dirs = []string{p, spec.Workspace} // first: the others may be in it
+	if err := s.holdProjectDir(spec.ConfigDir); err != nil {
+		return err
 	}
-	for _, d := range append(dirs, spec.WritableDirs...) {
+	for _, d := range append([]string{spec.Workspace}, spec.WritableDirs...) {
 		if d == "" {
 			continue
 		}
@@ -186,6 +186,39 @@ func (s *Sandbox) ConfineTool(cmd *exec.Cmd, spec runner.Spec) error {
 		}
 	}
 	setCredential(cmd, uid)
+	return nil
+}
+
+// holdProjectDir keeps the project's own directory in the data dir (the
+// parent of its config dir, if there) Parley's, mode 0711: its runs may
+// enter it but not replace what is in it (their workspace, config dir,
+// home and worktrees, each the uid's) with a link to another project's,
+// which Parley would then follow.
+func (s *Sandbox) holdProjectDir(configDir string) error {
+	p := filepath.Dir(configDir)
+	if configDir == "" || filepath.Dir(p) != filepath.Join(s.dataDir, "projects") {
+		return nil
+	}
+	if err := os.MkdirAll(p, 0o711); err != nil {
+		return fmt.Errorf("project dir: %w", err)
+	}
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return fmt.Errorf("project dir: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("project dir %s is not a directory", p)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); int(st.Uid) != os.Geteuid() || int(st.Gid) != os.Getegid() {
+		if err := os.Lchown(p, os.Geteuid(), os.Getegid()); err != nil {
+			return fmt.Errorf("project dir: %w", err)
+		}
+	}
+	if fi.Mode().Perm() != 0o711 {
+		if err := os.Chmod(p, 0o711); err != nil {
+			return fmt.Errorf("project dir: %w", err)
+		}
+	}
 	return nil
 }
 

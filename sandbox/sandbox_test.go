@@ -66,10 +66,15 @@ func TestConfine(t *testing.T) {
 		t.Fatal(err)
 	}
 	const uid = 300007
-	for _, p := range []string{proj, spec.Workspace, spec.ConfigDir, spec.Home, spec.WritableDirs[0]} {
+	for _, p := range []string{spec.Workspace, spec.ConfigDir, spec.Home, spec.WritableDirs[0]} {
 		if u, perm := owner(t, p); u != uid || perm != 0o700 {
 			t.Errorf("%s: uid %d mode %v, want %d 0700", p, u, perm, uid)
 		}
+	}
+	// The project's own directory stays Parley's: the run enters it, and
+	// cannot put a link to another project's in place of what is in it.
+	if u, perm := owner(t, proj); u != 0 || perm != 0o711 {
+		t.Errorf("%s: uid %d mode %v, want Parley's (0) 0711", proj, u, perm)
 	}
 	if u, _ := owner(t, filepath.Join(spec.Workspace, "a.txt")); u != uid {
 		t.Errorf("a file in the workspace belongs to %d", u)

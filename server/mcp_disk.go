@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -94,16 +93,6 @@ const (
 	maxTranscriptLine  = 16 << 20
 )
 
-// rootUnder opens dir as an os.Root from its parent, so that dir itself is
-// not followed if it is a link (as safefile.OpenGlob does).
-func rootUnder(dir string) (*os.Root, error) {
-	parent, err := os.OpenRoot(filepath.Dir(dir))
-	if err != nil {
-		return nil, err
-	}
-	defer parent.Close()
-	return parent.OpenRoot(filepath.Base(dir))
-}
 
 // transcriptLine is the part of a CLI transcript line Parley reads.
 type transcriptLine struct {

@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"parley/safefile"
 	"parley/store"
@@ -72,9 +74,19 @@ func SyncWorkspace(dataDir string, p store.Project) (string, error) {
 	return dir, nil
 }
 
+// writeClaudeMD writes Parley's CLAUDE.md into dir, unless dir holds a
+// CLAUDE.md of its own. dir is the project's runs' to change, and Parley
+// may write as root: dir is opened as an os.Root from its parent (a link
+// put in its place cannot lead outside that parent), CLAUDE.md is read
+// without following a link or waiting on a FIFO, and it is replaced
+// through a temporary file in the same root.
 func writeClaudeMD(dir, instructions string) error {
-	path := filepath.Join(dir, "CLAUDE.md")
-	old, err := safefile.Read(path, maxClaudeMD)
+	root, err := rootUnder(dir)
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	old, err := safefile.ReadIn(root, "CLAUDE.md", maxClaudeMD)
 	switch {
 	case err == nil && !bytes.HasPrefix(old, []byte(claudeMDMarker)):
 		return nil // not ours
@@ -87,27 +99,40 @@ func writeClaudeMD(dir, instructions string) error {
 	if instructions = strings.TrimSpace(instructions); instructions != "" {
 		text += "\n" + instructions + "\n"
 	}
-	return writeIfChanged(path, old, []byte(text))
+	return writeIfChanged(root, "CLAUDE.md", old, []byte(text))
 }
 
-// writeIfChanged replaces path with data through a temporary file, unless
-// it already holds exactly that.
-func writeIfChanged(path string, old, data []byte) error {
+// rootUnder opens dir as an os.Root from its parent, so that dir itself is
+// not followed out of its parent if it is a link (as safefile.OpenGlob
+// does).
+func rootUnder(dir string) (*os.Root, error) {
+	parent, err := os.OpenRoot(filepath.Dir(dir))
+	if err != nil {
+		return nil, err
+	}
+	defer parent.Close()
+	return parent.OpenRoot(filepath.Base(dir))
+}
+
+// writeIfChanged replaces name under root with data through a temporary
+// file, unless it already holds exactly that.
+func writeIfChanged(root *os.Root, name string, old, data []byte) error {
 	if bytes.Equal(old, data) {
 		return nil
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".parley-*")
+	tmp := ".parley-" + rand.Text()
+	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
 	if err != nil {
-		return err
+		return fmt.Errorf("write %s: %w", name, err)
 	}
-	_, err = tmp.Write(data)
-	err = errors.Join(err, tmp.Chmod(0o644), tmp.Close())
+	_, err = f.Write(data)
+	err = errors.Join(err, f.Chmod(0o644), f.Close())
 	if err == nil {
-		err = os.Rename(tmp.Name(), path)
+		err = root.Rename(tmp, name)
 	}
 	if err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", filepath.Base(path), err)
+		_ = root.Remove(tmp)
+		return fmt.Errorf("write %s: %w", name, err)
 	}
 	return nil
 }

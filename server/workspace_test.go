@@ -73,6 +73,57 @@ func TestSyncWorkspaceExistingDirectory(t *testing.T) {
 	}
 }
 
+// TestWriteClaudeMDStaysInItsDir: a workspace (or a session's worktree)
+// that a run replaced with a link to another project's gets no CLAUDE.md
+// written through it, whether the link is absolute or relative; nor does
+// a CLAUDE.md that is itself a link.
+func TestWriteClaudeMDStaysInItsDir(t *testing.T) {
+	data := t.TempDir()
+	other := filepath.Join(data, "projects", "2", "workspace")
+	os.MkdirAll(other, 0o755)
+	theirs := claudeMDMarker + "\nProject 2's instructions.\n"
+	os.WriteFile(filepath.Join(other, "CLAUDE.md"), []byte(theirs), 0o644)
+	worktrees := filepath.Join(data, "projects", "1", "worktrees")
+	os.MkdirAll(worktrees, 0o755)
+	for _, link := range []string{other, "../../2/workspace"} {
+		dir := filepath.Join(worktrees, "s1")
+		os.Remove(dir)
+		if err := os.Symlink(link, dir); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeClaudeMD(dir, "Project 1's instructions."); err == nil {
+			t.Errorf("writeClaudeMD through a link to %s: no error", link)
+		}
+		if got, _ := os.ReadFile(filepath.Join(other, "CLAUDE.md")); string(got) != theirs {
+			t.Fatalf("project 2's CLAUDE.md was written through a link to %s: %q", link, got)
+		}
+	}
+	// A CLAUDE.md that is a link to project 2's is not Parley's to replace.
+	mine := filepath.Join(worktrees, "s2")
+	os.MkdirAll(mine, 0o755)
+	os.Symlink(filepath.Join(other, "CLAUDE.md"), filepath.Join(mine, "CLAUDE.md"))
+	if err := writeClaudeMD(mine, "Project 1's instructions."); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(other, "CLAUDE.md")); string(got) != theirs {
+		t.Fatalf("project 2's CLAUDE.md was written through a CLAUDE.md link: %q", got)
+	}
+	// An ordinary directory gets its CLAUDE.md, and again when it changes.
+	plain := filepath.Join(worktrees, "s3")
+	os.MkdirAll(plain, 0o755)
+	for _, text := range []string{"one", "two"} {
+		if err := writeClaudeMD(plain, text); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(filepath.Join(plain, "CLAUDE.md")); string(got) != claudeMDMarker+"\n"+text+"\n" {
+			t.Errorf("CLAUDE.md = %q, want the instructions %q", got, text)
+		}
+	}
+	if entries, _ := os.ReadDir(plain); len(entries) != 1 {
+		t.Errorf("the worktree holds %v, want only CLAUDE.md (no temporary file left)", entries)
+	}
+}
+
 func TestClaudeArgs(t *testing.T) {
 	full := store.ProjectSettings{Model: "claude-opus-4-1", PermissionMode: "plan",
 		AllowedTools: []string{"Read", "Bash(git diff:*)"}, DisallowedTools: []string{"WebFetch", "mcp__parley__ask_user"},
