@@ -59,12 +59,14 @@ func (s *Server) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error
 	if _, err := s.sessions.Status(ctx, u, GetStatusInput{SessionID: id, OutputLines: 1}); err != nil {
 		return mcp.ResourceNotFoundError(req.Params.URI)
 	}
-	return s.watch.add(u, id)
+	return s.watch.add(req.Session, u, id)
 }
 
+// unsubscribe ends the MCP session's own subscription, if it has one:
+// another client's unsubscribe cannot stop a subscriber's updates.
 func (s *Server) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
 	if id, ok := strings.CutPrefix(req.Params.URI, uriPrefix); ok {
-		s.watch.remove(id)
+		s.watch.remove(req.Session, id)
 	}
 	return nil
 }
@@ -75,7 +77,7 @@ func (s *Server) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) e
 const coalesce = 100 * time.Millisecond
 
 // watchers feeds notifications/resources/updated: one goroutine per
-// watched session, counting its subscriptions.
+// watched session while any MCP session subscribes to it.
 type watchers struct {
 	ctx context.Context
 	s   *Server
@@ -85,7 +87,7 @@ type watchers struct {
 }
 
 type watcher struct {
-	refs   int
+	subs   map[*mcp.ServerSession]bool // the MCP sessions subscribed
 	cancel context.CancelFunc
 }
 
@@ -93,11 +95,11 @@ func newWatchers(ctx context.Context, s *Server) *watchers {
 	return &watchers{ctx: ctx, s: s, m: map[string]*watcher{}}
 }
 
-func (w *watchers) add(u User, id string) error {
+func (w *watchers) add(by *mcp.ServerSession, u User, id string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if x, ok := w.m[id]; ok {
-		x.refs++
+		x.subs[by] = true
 		return nil
 	}
 	ctx, cancel := context.WithCancel(w.ctx)
@@ -106,7 +108,7 @@ func (w *watchers) add(u User, id string) error {
 		cancel()
 		return err
 	}
-	x := &watcher{refs: 1, cancel: cancel}
+	x := &watcher{subs: map[*mcp.ServerSession]bool{by: true}, cancel: cancel}
 	w.m[id] = x
 	w.wg.Add(1)
 	go func() {
@@ -122,11 +124,11 @@ func (w *watchers) add(u User, id string) error {
 	return nil
 }
 
-func (w *watchers) remove(id string) {
+func (w *watchers) remove(by *mcp.ServerSession, id string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if x, ok := w.m[id]; ok {
-		if x.refs--; x.refs <= 0 {
+	if x, ok := w.m[id]; ok && x.subs[by] {
+		if delete(x.subs, by); len(x.subs) == 0 {
 			x.cancel()
 			delete(w.m, id)
 		}

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -191,4 +192,49 @@ func TestMCPInterrupt(t *testing.T) {
 	waitStatus(t, cs, updates, created.SessionID, func(s mcpapi.StatusOutput) bool {
 		return s.Status == "completed" && slices.Contains(s.Output, "Back again.")
 	})
+}
+
+// TestMCPUnsubscribeIsPerClient: an MCP client that never subscribed to a
+// session cannot stop another client's updates by unsubscribing, however
+// often; the subscriber's own unsubscribe does stop them.
+func TestMCPUnsubscribeIsPerClient(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "First."}, {Text: "Second."}, {Text: "Third."}}, envOptions{quiet: true})
+	sess := e.newSession()
+	opts, updates := updatesOf()
+	sub := e.mcpClient(e.apiToken(e.user), "", opts)
+	other := e.mcpClient(e.apiToken(e.member("other@example.com", "Other", roleMember)), "", nil)
+	uri := mcpapi.SessionURI(sess.ID)
+	if err := sub.Subscribe(t.Context(), &mcp.SubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if err := other.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	callOK(t, other, "send_message", map[string]any{"sessionId": sess.ID, "message": "hello"}, nil)
+	waitStatus(t, sub, updates, sess.ID, func(s mcpapi.StatusOutput) bool { return slices.Contains(s.Output, "First.") })
+	select {
+	case <-updates:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the subscriber got no update after another client's unsubscribes")
+	}
+	// Its own unsubscribe ends them: a turn after it brings none.
+	if err := sub.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: uri}); err != nil {
+		t.Fatal(err)
+	}
+	for len(updates) > 0 {
+		<-updates
+	}
+	callOK(t, other, "send_message", map[string]any{"sessionId": sess.ID, "message": "again"}, nil)
+	waitUntil(t, 90*time.Second, "the second reply", func() bool {
+		var st mcpapi.StatusOutput
+		callOK(t, other, "get_status", map[string]any{"sessionId": sess.ID, "outputLines": 50}, &st)
+		return slices.Contains(st.Output, "Second.")
+	})
+	select {
+	case <-updates:
+		t.Error("an update after the subscriber's own unsubscribe")
+	case <-time.After(time.Second):
+	}
 }
