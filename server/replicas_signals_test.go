@@ -196,3 +196,31 @@ func TestReplicasTerminalAnswerAppliedByOwner(t *testing.T) {
 		t.Errorf("%d runs, want B's one", all)
 	}
 }
+
+// TestReplicasWorktreeMergeStopsTheRunEverywhere: merging a session's
+// worktree through B ends the session's idle process on A, and only then
+// commits and merges: nothing of A's claude can write into the worktree
+// while git works on it. The merge lands in the base.
+func TestReplicasWorktreeMergeStopsTheRunEverywhere(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{
+		{Text: "Editing.", ToolName: "Bash", ToolInput: map[string]any{"command": "printf 'hello\\n' > b.txt", "description": "edit"}},
+		{Text: "Done editing."},
+	}, envOptions{quiet: true})
+	repo := gitRepo(t)
+	e.useRepo(repo)
+	a, b := e.startReplica("A"), e.startReplica("B")
+	s := e.newSession()
+	wa := e.dialReplica(a, e.user, s.ID)
+	wa.prompt("edit the files")
+	wa.waitFor(90*time.Second, "Done editing.")
+	if _, open := e.runsOf(s.ID); open != 1 || e.owner(s.ID) != a.id {
+		t.Fatalf("%d open runs, owner %q; want A's idle process (%s)", open, e.owner(s.ID), a.id)
+	}
+	e.postTo(b, e.user, "/sessions/"+s.ID+"/worktree/merge", url.Values{})
+	if _, open := e.runsOf(s.ID); open != 0 {
+		t.Errorf("after the merge through B, %d runs of the session are open on A", open)
+	}
+	if got := runGit(t, repo, "show", "main:b.txt"); got != "hello" {
+		t.Errorf("main's b.txt = %q after the merge, want the session's work", got)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"time"
 
 	"parley/runner"
 	"parley/store"
@@ -125,7 +126,10 @@ func (s *Server) handleWorktree(act worktreeAction) http.Handler {
 			s.fail(w, r, err)
 			return
 		}
-		s.sup.Stop(sess.ID)
+		if err := s.stopForWorktree(r.Context(), sess.ID); err != nil {
+			s.fail(w, r, err)
+			return
+		}
 		repo, dir := WorkspaceDir(s.cfg.DataDir, p), WorktreeDir(s.cfg.DataDir, p.ID, sess.ID)
 		c := worktree.Commit{Author: v.Name, Message: "Parley session: " + orText(sess.Title, sess.ID)}
 		wt, done, err := act(r.Context(), s.gitOf(p), repo, dir, wt, c)
@@ -139,6 +143,30 @@ func (s *Server) handleWorktree(act worktreeAction) http.Handler {
 		}
 		http.Redirect(w, r, "/sessions/"+sess.ID+"?worktree="+done, http.StatusSeeOther)
 	})
+}
+
+// worktreeStopWait bounds the wait for a session's process to end before
+// its worktree is merged or discarded.
+const worktreeStopWait = 15 * time.Second
+
+// stopForWorktree ends the session's idle process on whichever replica
+// runs it and waits until the log shows no run of it open, so that no
+// claude writes into the worktree while git commits, merges or removes it.
+func (s *Server) stopForWorktree(ctx context.Context, sessionID string) error {
+	s.stops.StopSession(ctx, sessionID)
+	ctx, cancel := context.WithTimeout(ctx, worktreeStopWait)
+	defer cancel()
+	for {
+		open, err := s.st.HasOpenRun(ctx, sessionID)
+		if err == nil && !open {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return &httpError{http.StatusConflict, "Claude's process for this session did not end in time; try again in a moment."}
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // mergeWorktree merges the session's branch into its base.

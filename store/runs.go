@@ -33,6 +33,17 @@ func (s *Store) TakenOverRuns(ctx context.Context, ids []int64) ([]int64, error)
 	return ended, nil
 }
 
+// HasOpenRun says whether a run of the session, on any replica, has not
+// ended.
+func (s *Store) HasOpenRun(ctx context.Context, sessionID string) (bool, error) {
+	var open bool
+	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM runs WHERE session_id = $1 AND ended_at IS NULL)`,
+		sessionID).Scan(&open); err != nil {
+		return false, fmt.Errorf("open runs of session %s: %w", sessionID, err)
+	}
+	return open, nil
+}
+
 // EndRun records how the run ended. A run that has already ended keeps its first ending.
 func (s *Store) EndRun(ctx context.Context, runID int64, exitCode int, reason string) error {
 	tag, err := s.pool.Exec(ctx, `
