@@ -212,11 +212,19 @@ func TestMCPUnsubscribeIsPerClient(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	reply := func(c *mcp.ClientSession, text string) {
+		t.Helper()
+		waitUntil(t, 90*time.Second, "the reply "+text, func() bool {
+			var st mcpapi.StatusOutput
+			callOK(t, c, "get_status", map[string]any{"sessionId": sess.ID, "outputLines": 50}, &st)
+			return slices.Contains(st.Output, text)
+		})
+	}
 	callOK(t, other, "send_message", map[string]any{"sessionId": sess.ID, "message": "hello"}, nil)
-	waitStatus(t, sub, updates, sess.ID, func(s mcpapi.StatusOutput) bool { return slices.Contains(s.Output, "First.") })
+	reply(sub, "First.") // read without waiting on updates: they gather in the channel
 	select {
 	case <-updates:
-	case <-time.After(30 * time.Second):
+	case <-time.After(10 * time.Second):
 		t.Fatal("the subscriber got no update after another client's unsubscribes")
 	}
 	// Its own unsubscribe ends them: a turn after it brings none.
@@ -227,11 +235,7 @@ func TestMCPUnsubscribeIsPerClient(t *testing.T) {
 		<-updates
 	}
 	callOK(t, other, "send_message", map[string]any{"sessionId": sess.ID, "message": "again"}, nil)
-	waitUntil(t, 90*time.Second, "the second reply", func() bool {
-		var st mcpapi.StatusOutput
-		callOK(t, other, "get_status", map[string]any{"sessionId": sess.ID, "outputLines": 50}, &st)
-		return slices.Contains(st.Output, "Second.")
-	})
+	reply(other, "Second.")
 	select {
 	case <-updates:
 		t.Error("an update after the subscriber's own unsubscribe")
