@@ -24,6 +24,7 @@ type Local interface {
 const (
 	sigViewers     = "viewers"      // a session's viewers on the sender
 	sigStopSession = "stop_session" // end the session's run, close its sockets
+	sigStopRun     = "stop_run"     // end the session's run only
 	sigStopProject = "stop_project" // end the project's runs, recheck sockets
 	sigAccess      = "access"       // recheck every socket's access
 	sigGone        = "gone"         // the sender stops: forget its viewers
@@ -100,6 +101,13 @@ func (n *Node) StopSession(ctx context.Context, sessionID string) {
 	n.local().CloseSession(sessionID)
 }
 
+// StopRun ends the session's run on whichever replica runs it; its pages
+// stay open (a worktree merge: the next message resumes the session).
+func (n *Node) StopRun(ctx context.Context, sessionID string) {
+	n.signal(ctx, signal{Kind: sigStopRun, Session: sessionID})
+	n.Supervisor.Stop(sessionID)
+}
+
 // StopProject ends the project's runs on every replica and has every
 // socket check its access again.
 func (n *Node) StopProject(ctx context.Context, projectID int64) {
@@ -163,6 +171,8 @@ func (n *Node) signalled(payload string) {
 		n.Supervisor.CheckAuthors()
 	case sigStopSession:
 		n.wg.Go(func() { n.Supervisor.Stop(s.Session); n.local().CloseSession(s.Session) })
+	case sigStopRun:
+		n.wg.Go(func() { n.Supervisor.Stop(s.Session) })
 	case sigStopProject:
 		n.wg.Go(func() { n.Supervisor.StopProject(s.Project); n.local().Recheck() })
 	}

@@ -99,6 +99,7 @@ func (w *watchers) add(by *mcp.ServerSession, u User, id string) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if x, ok := w.m[id]; ok {
+		w.follow(by, x)
 		x.subs[by] = true
 		return nil
 	}
@@ -109,6 +110,7 @@ func (w *watchers) add(by *mcp.ServerSession, u User, id string) error {
 		return err
 	}
 	x := &watcher{subs: map[*mcp.ServerSession]bool{by: true}, cancel: cancel}
+	w.follow(by, x)
 	w.m[id] = x
 	w.wg.Add(1)
 	go func() {
@@ -122,6 +124,33 @@ func (w *watchers) add(by *mcp.ServerSession, u User, id string) error {
 		cancel()
 	}()
 	return nil
+}
+
+// follow forgets by's subscription to x's session once the MCP client
+// disconnects without unsubscribing (called under w.mu, before by joins).
+func (w *watchers) follow(by *mcp.ServerSession, x *watcher) {
+	if by == nil || x.subs[by] {
+		return
+	}
+	w.wg.Go(func() {
+		done := make(chan struct{})
+		go func() { _ = by.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-w.ctx.Done():
+			return
+		}
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		for id, y := range w.m {
+			if y == x && y.subs[by] {
+				if delete(y.subs, by); len(y.subs) == 0 {
+					y.cancel()
+					delete(w.m, id)
+				}
+			}
+		}
+	})
 }
 
 func (w *watchers) remove(by *mcp.ServerSession, id string) {

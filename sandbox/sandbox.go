@@ -19,6 +19,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -34,6 +35,7 @@ type Sandbox struct {
 	first, last int // the uid range; first itself is kept for the start-up check
 	binDir      string
 	log         *slog.Logger
+	toolWalked  sync.Map // dirs ConfineTool has walked whole once
 }
 
 // Available reports whether uid isolation can work here: it needs root.
@@ -174,14 +176,20 @@ func (s *Sandbox) ConfineTool(cmd *exec.Cmd, spec runner.Spec) error {
 	if err := s.holdProjectDir(spec.ConfigDir); err != nil {
 		return err
 	}
-	for _, d := range append([]string{spec.Workspace}, spec.WritableDirs...) {
+	for i, d := range append([]string{spec.Workspace}, spec.WritableDirs...) {
 		if d == "" {
 			continue
 		}
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return fmt.Errorf("tool dir: %w", err)
+		if i > 0 { // a missing workspace stays missing: the tool fails
+			if err := os.MkdirAll(d, 0o700); err != nil {
+				return fmt.Errorf("tool dir: %w", err)
+			}
 		}
-		if err := own(d, uid, false); err != nil {
+		// Walked whole once per process: an older release ran tools as
+		// root and may have left its files there.
+		_, walked := s.toolWalked.LoadOrStore(d, true)
+		if err := own(d, uid, !walked); err != nil {
+			s.toolWalked.Delete(d)
 			return err
 		}
 	}

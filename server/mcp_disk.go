@@ -93,7 +93,6 @@ const (
 	maxTranscriptLine  = 16 << 20
 )
 
-
 // transcriptLine is the part of a CLI transcript line Parley reads.
 type transcriptLine struct {
 	Type    string          `json:"type"`

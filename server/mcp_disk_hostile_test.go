@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"parley/mcpapi"
 	"parley/runner/fakeapi"
@@ -54,14 +56,31 @@ func TestMCPDiskSessionsStayInTheProject(t *testing.T) {
 	cs := e.mcpClient(e.apiToken(e.user), "", nil)
 	list := func() []mcpapi.SessionSummary {
 		t.Helper()
-		done := make(chan mcpapi.ListSessionsOutput, 1)
-		go func() {
-			var out mcpapi.ListSessionsOutput
-			callOK(t, cs, "list_sessions", map[string]any{"project": "Test project"}, &out)
-			done <- out
+		type answer struct {
+			text  string
+			isErr bool
+		}
+		done := make(chan answer, 1)
+		go func() { // no t.Fatal off the test's goroutine
+			res, err := cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "list_sessions", Arguments: map[string]any{"project": "Test project"}})
+			if err != nil {
+				done <- answer{err.Error(), true}
+				return
+			}
+			text := ""
+			if len(res.Content) > 0 {
+				if c, ok := res.Content[0].(*mcp.TextContent); ok {
+					text = c.Text
+				}
+			}
+			done <- answer{text, res.IsError}
 		}()
 		select {
-		case out := <-done:
+		case a := <-done:
+			var out mcpapi.ListSessionsOutput
+			if a.isErr || json.Unmarshal([]byte(a.text), &out) != nil {
+				t.Fatalf("list_sessions: %s", a.text)
+			}
 			return out.Sessions
 		case <-time.After(20 * time.Second):
 			t.Fatal("list_sessions did not answer: it blocks on the FIFO")

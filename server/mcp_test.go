@@ -227,12 +227,23 @@ func TestMCPUnsubscribeIsPerClient(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the subscriber got no update after another client's unsubscribes")
 	}
-	// Its own unsubscribe ends them: a turn after it brings none.
+	// Its own unsubscribe ends them: a turn after it brings none. The
+	// first turn's last updates are let in first (they are coalesced and
+	// may still be on their way).
+	waitUntil(t, 90*time.Second, "the first turn's end", func() bool {
+		var st mcpapi.StatusOutput
+		callOK(t, sub, "get_status", map[string]any{"sessionId": sess.ID}, &st)
+		return st.Status == "completed"
+	})
 	if err := sub.Unsubscribe(t.Context(), &mcp.UnsubscribeParams{URI: uri}); err != nil {
 		t.Fatal(err)
 	}
-	for len(updates) > 0 {
-		<-updates
+	for quiet := false; !quiet; {
+		select {
+		case <-updates:
+		case <-time.After(300 * time.Millisecond):
+			quiet = true
+		}
 	}
 	callOK(t, other, "send_message", map[string]any{"sessionId": sess.ID, "message": "again"}, nil)
 	reply(other, "Second.")

@@ -11,6 +11,8 @@ import (
 // project's runs end, and a member who lost access stops receiving at once.
 type Stops interface {
 	StopSession(ctx context.Context, sessionID string)
+	// StopRun ends the session's run only; its pages stay open.
+	StopRun(ctx context.Context, sessionID string)
 	StopProject(ctx context.Context, projectID int64)
 	AccessChanged(ctx context.Context)
 }
@@ -25,6 +27,8 @@ func (l localStops) StopSession(_ context.Context, sessionID string) {
 	l.sup.Stop(sessionID)
 	l.hub.CloseSession(sessionID)
 }
+
+func (l localStops) StopRun(_ context.Context, sessionID string) { l.sup.Stop(sessionID) }
 
 func (l localStops) StopProject(_ context.Context, projectID int64) {
 	l.sup.StopProject(projectID)

@@ -153,16 +153,22 @@ const worktreeStopWait = 15 * time.Second
 // runs it and waits until the log shows no run of it open, so that no
 // claude writes into the worktree while git commits, merges or removes it.
 func (s *Server) stopForWorktree(ctx context.Context, sessionID string) error {
-	s.stops.StopSession(ctx, sessionID)
-	ctx, cancel := context.WithTimeout(ctx, worktreeStopWait)
+	s.stops.StopRun(ctx, sessionID)
+	wctx, cancel := context.WithTimeout(ctx, worktreeStopWait)
 	defer cancel()
 	for {
-		open, err := s.st.HasOpenRun(ctx, sessionID)
+		open, err := s.st.HasOpenRun(wctx, sessionID)
+		if err != nil && wctx.Err() == nil {
+			return err
+		}
 		if err == nil && !open {
 			return nil
 		}
 		select {
-		case <-ctx.Done():
+		case <-wctx.Done():
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
 			return &httpError{http.StatusConflict, "Claude's process for this session did not end in time; try again in a moment."}
 		case <-time.After(50 * time.Millisecond):
 		}

@@ -8,11 +8,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
+	"time"
+
+	"parley/safefile"
 )
 
 // Git runs the git CLI.
@@ -56,6 +61,9 @@ func (g *Git) In(env []string, jail Jail, scratch string) *Git {
 // need the repository's hooks or file system monitor, so none runs.
 func (g *Git) run(ctx context.Context, dir string, env []string, args ...string) (string, error) {
 	pre := []string{"-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-C", dir}
+	// Bounded: the repository can make git wait (a FIFO where it reads).
+	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, g.bin, append(pre, args...)...)
 	base := g.env
 	if base == nil {
@@ -74,6 +82,9 @@ func (g *Git) run(ctx context.Context, dir string, env []string, args ...string)
 	}
 	return out.String(), nil
 }
+
+// gitTimeout bounds one git command.
+const gitTimeout = 5 * time.Minute
 
 // Error is a failed git command, with what git printed.
 type Error struct {
@@ -168,15 +179,25 @@ func (g *Git) exclude(ctx context.Context, repo string) error {
 	if err != nil {
 		return err
 	}
-	// Opened under the common dir: a run that made info/ a link cannot
-	// have this written elsewhere.
+	// The repository is the runs' to write, and this runs as the server:
+	// under the common dir (a run that made info/ a link cannot have this
+	// written elsewhere), no link, FIFO or outsized file read or written
+	// (such an exclude file is left as it is), and what is created here
+	// is given the repository's owner, readable by git as the project.
 	root, err := os.OpenRoot(strings.TrimSpace(common))
 	if err != nil {
 		return fmt.Errorf("info/exclude: %w", err)
 	}
 	defer root.Close()
 	const path = "info/exclude"
-	old, _ := root.ReadFile(path)
+	old, err := safefile.ReadIn(root, path, maxExclude)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case safefile.Refused(err):
+		return nil
+	case err != nil:
+		return fmt.Errorf("info/exclude: %w", err)
+	}
 	var add []string
 	for _, p := range generated {
 		if !bytes.Contains(old, []byte("\n"+p+"\n")) && !bytes.HasPrefix(old, []byte(p+"\n")) {
@@ -186,19 +207,52 @@ func (g *Git) exclude(ctx context.Context, repo string) error {
 	if len(add) == 0 {
 		return nil
 	}
-	if err := root.MkdirAll("info", 0o755); err != nil {
+	owner, err := root.Stat(".")
+	if err != nil {
 		return fmt.Errorf("info/exclude: %w", err)
+	}
+	uid, gid := ownerOf(owner)
+	if _, err := root.Lstat("info"); errors.Is(err, fs.ErrNotExist) {
+		if err := root.Mkdir("info", 0o755); err != nil {
+			return fmt.Errorf("info/exclude: %w", err)
+		}
+		if err := root.Chmod("info", 0o755); err != nil {
+			return fmt.Errorf("info/exclude: %w", err)
+		}
+		_ = root.Lchown("info", uid, gid) // as root; otherwise it is ours already
 	}
 	text := "# Written by Parley: files it generates in every worktree.\n" + strings.Join(add, "\n") + "\n"
 	if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
 		text = "\n" + text
 	}
-	f, err := root.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	f, err := root.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o644)
 	if err != nil {
 		return fmt.Errorf("info/exclude: %w", err)
 	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return err // a FIFO or device made meanwhile: left alone
+	}
+	if fi.Size() == 0 { // made just now
+		if err := f.Chmod(0o644); err != nil {
+			return fmt.Errorf("info/exclude: %w", err)
+		}
+		_ = f.Chown(uid, gid) // as root; otherwise it is ours already
+	}
 	_, err = f.WriteString(text)
-	return errors.Join(err, f.Close())
+	return err
+}
+
+// maxExclude bounds the info/exclude file Parley reads to add its lines.
+const maxExclude = 1 << 20
+
+// ownerOf is the owner and group of fi's file.
+func ownerOf(fi fs.FileInfo) (uid, gid int) {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int(st.Uid), int(st.Gid)
+	}
+	return os.Getuid(), os.Getgid()
 }
 
 // Remove deletes the worktree at dir and its metadata; its branch stays.

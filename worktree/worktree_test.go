@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -210,5 +211,50 @@ func TestMatchOwner(t *testing.T) {
 	fi, _ := os.Stat(filepath.Join(dir, "x", "y.txt"))
 	if uid := fi.Sys().(*syscall.Stat_t).Uid; uid != 65534 {
 		t.Errorf("owner = %d; want 65534", uid)
+	}
+}
+
+// TestExcludeLeavesAHostileFileAlone: the repository's info/exclude is the
+// runs' to write, and Parley adds its lines to it as the server: one that
+// is a FIFO, a link or larger than Parley reads (a sparse 100 GiB file
+// would have been read whole) is neither read nor written. Before, a FIFO
+// blocked the server. (git itself, which runs as the project, may still
+// block on such a file: only the project's own worktree waits.)
+func TestExcludeLeavesAHostileFileAlone(t *testing.T) {
+	g, ctx := New(""), t.Context()
+	outside := filepath.Join(t.TempDir(), "target")
+	write(t, filepath.Dir(outside), "target", "not the repository's\n")
+	for name, plant := range map[string]func(path string) error{
+		"fifo": func(p string) error { return syscall.Mkfifo(p, 0o644) },
+		"link": func(p string) error { return os.Symlink(outside, p) },
+		"large": func(p string) error {
+			return os.WriteFile(p, []byte(strings.Repeat("# a comment line\n", 2<<20/17)), 0o644)
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := repo(t)
+			path := filepath.Join(r, ".git", "info", "exclude")
+			os.Remove(path)
+			if err := plant(path); err != nil {
+				t.Fatal(err)
+			}
+			before, _ := os.Lstat(path)
+			done := make(chan error, 1)
+			go func() { done <- g.exclude(ctx, r) }()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Fatalf("exclude: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatal("exclude blocked on the file")
+			}
+			if b, _ := os.ReadFile(outside); string(b) != "not the repository's\n" {
+				t.Errorf("the link's target was written: %q", b)
+			}
+			if after, _ := os.Lstat(path); after.Size() != before.Size() || after.Mode() != before.Mode() {
+				t.Errorf("the exclude file changed: %v %d → %v %d", before.Mode(), before.Size(), after.Mode(), after.Size())
+			}
+		})
 	}
 }
