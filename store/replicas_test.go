@@ -143,3 +143,44 @@ func TestAppendEventsNotifies(t *testing.T) {
 		t.Error("a taken seq was accepted")
 	}
 }
+
+// TestTakeOverLockFreedWhenItsHolderStalls: a replica that stalls in the
+// middle of its takeover (paused, or cut off from the database) with the
+// takeover lock held does not keep the others from taking sessions over:
+// its idle transaction's connection is ended, and the lock is free.
+func TestTakeOverLockFreedWhenItsHolderStalls(t *testing.T) {
+	url := pgtest.New(t)
+	a, err := store.Open(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Close)
+	b, err := store.Open(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	held, release := make(chan struct{}), make(chan struct{})
+	store.SetTakeOverHeld(func(replica string) {
+		if replica == a.Replica() {
+			close(held)
+			<-release // A stalls here, its transaction open and idle
+		}
+	})
+	t.Cleanup(func() { store.SetTakeOverHeld(nil) })
+	doneA := make(chan error, 1)
+	go func() { _, _, err := a.TakeOver(context.Background()); doneA <- err }()
+	<-held
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	if _, _, err := b.TakeOver(ctx); err != nil {
+		close(release)
+		t.Fatalf("B's takeover behind A's stalled one: %v", err)
+	}
+	t.Logf("B took over %s after A stalled with the lock", time.Since(start).Round(time.Millisecond))
+	close(release)
+	if err := <-doneA; err == nil {
+		t.Error("A's stalled takeover committed after its connection was ended")
+	}
+}

@@ -3,9 +3,16 @@ package store
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
+
+// takeOverIdle bounds how long a takeover transaction may sit idle.
+const takeOverIdle = 3 * time.Second
+
+// takeOverHeld, set by tests only, is called with the takeover lock held.
+var takeOverHeld func(replica string)
 
 // TakeOver cleans up after replicas whose rows have lapsed (they died or
 // lost the database), in one transaction that one replica at a time runs:
@@ -21,8 +28,18 @@ func (s *Store) TakeOver(ctx context.Context) (dead []string, sessions int, err 
 		return nil, 0, fmt.Errorf("take over: %w", err)
 	}
 	defer tx.Rollback(ctx)
+	// A replica paused or cut off from the database in the middle of this
+	// transaction would hold the takeover lock for as long as its
+	// connection lives, and no replica could take any session over: its
+	// connection is ended once the transaction sits idle that long.
+	if _, err := tx.Exec(ctx, fmt.Sprintf(`SET LOCAL idle_in_transaction_session_timeout = %d`, takeOverIdle.Milliseconds())); err != nil {
+		return nil, 0, fmt.Errorf("take over: %w", err)
+	}
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('parley.takeover'))`); err != nil {
 		return nil, 0, fmt.Errorf("take over: lock: %w", err)
+	}
+	if takeOverHeld != nil {
+		takeOverHeld(s.replica)
 	}
 	// Never this replica: it is running this very call (paused past its
 	// lease, it renews it on its next heartbeat).
