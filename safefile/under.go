@@ -19,12 +19,7 @@ import (
 // be a regular file: a FIFO or device is refused without blocking. No
 // match is fs.ErrNotExist.
 func OpenGlob(dir, pattern string) (*os.File, error) {
-	parent, err := os.OpenRoot(filepath.Dir(dir))
-	if err != nil {
-		return nil, err
-	}
-	defer parent.Close()
-	root, err := parent.OpenRoot(filepath.Base(dir))
+	root, err := RootUnder(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -45,6 +40,18 @@ func OpenGlob(dir, pattern string) (*os.File, error) {
 		return nil, fmt.Errorf("%s is not a regular file", matches[0])
 	}
 	return f, nil
+}
+
+// RootUnder opens dir as an os.Root from its parent, so that dir itself
+// is not followed out of its parent if it is a link: nothing opened under
+// it leads out of dir.
+func RootUnder(dir string) (*os.Root, error) {
+	parent, err := os.OpenRoot(filepath.Dir(dir))
+	if err != nil {
+		return nil, err
+	}
+	defer parent.Close()
+	return parent.OpenRoot(filepath.Base(dir))
 }
 
 // ErrLineTooLong is what LineReader.Next returns after skipping a line

@@ -50,7 +50,7 @@ func (s *Server) configDirOf(p store.Project) string {
 func (s *Server) diskSessions(ctx context.Context, p store.Project) ([]diskSession, error) {
 	configDir := s.configDirOf(p)
 	dir := "projects/" + nonAlnum.ReplaceAllString(WorkspaceDir(s.cfg.DataDir, p), "-")
-	root, err := rootUnder(configDir)
+	root, err := safefile.RootUnder(configDir)
 	var entries []fs.DirEntry
 	if err == nil {
 		defer root.Close()

@@ -81,7 +81,7 @@ func SyncWorkspace(dataDir string, p store.Project) (string, error) {
 // without following a link or waiting on a FIFO, and it is replaced
 // through a temporary file in the same root.
 func writeClaudeMD(dir, instructions string) error {
-	root, err := rootUnder(dir)
+	root, err := safefile.RootUnder(dir)
 	if err != nil {
 		return err
 	}
@@ -100,18 +100,6 @@ func writeClaudeMD(dir, instructions string) error {
 		text += "\n" + instructions + "\n"
 	}
 	return writeIfChanged(root, "CLAUDE.md", old, []byte(text))
-}
-
-// rootUnder opens dir as an os.Root from its parent, so that dir itself is
-// not followed out of its parent if it is a link (as safefile.OpenGlob
-// does).
-func rootUnder(dir string) (*os.Root, error) {
-	parent, err := os.OpenRoot(filepath.Dir(dir))
-	if err != nil {
-		return nil, err
-	}
-	defer parent.Close()
-	return parent.OpenRoot(filepath.Base(dir))
 }
 
 // writeIfChanged replaces name under root with data through a temporary

@@ -13,22 +13,27 @@ import (
 	"parley/store/pgtest"
 )
 
+// twoReplicas opens two stores on the database at url, as two replicas.
+func twoReplicas(t *testing.T, url string) (a, b *store.Store) {
+	t.Helper()
+	for _, s := range []**store.Store{&a, &b} {
+		st, err := store.Open(t.Context(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(st.Close)
+		*s = st
+	}
+	return a, b
+}
+
 // TestTakeOverOnlyLapsedReplicas has two replicas on one database: B's
 // takeover leaves live A's run, ask and lease alone; once A's row lapses,
 // B ends A's run, keeps the ask pending with an input_detached event, and
 // frees the lease for B.
 func TestTakeOverOnlyLapsedReplicas(t *testing.T) {
 	url := pgtest.New(t)
-	a, err := store.Open(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(a.Close)
-	b, err := store.Open(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Close)
+	a, b := twoReplicas(t, url)
 	for _, s := range []*store.Store{a, b} {
 		if _, err := s.Heartbeat(t.Context(), "/data", time.Minute); err != nil {
 			t.Fatal(err)
@@ -149,17 +154,7 @@ func TestAppendEventsNotifies(t *testing.T) {
 // takeover lock held does not keep the others from taking sessions over:
 // its idle transaction's connection is ended, and the lock is free.
 func TestTakeOverLockFreedWhenItsHolderStalls(t *testing.T) {
-	url := pgtest.New(t)
-	a, err := store.Open(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(a.Close)
-	b, err := store.Open(t.Context(), url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Close)
+	a, b := twoReplicas(t, pgtest.New(t))
 	held, release := make(chan struct{}), make(chan struct{})
 	store.SetTakeOverHeld(func(replica string) {
 		if replica == a.Replica() {
