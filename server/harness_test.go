@@ -70,6 +70,9 @@ type env struct {
 	dbURL   string
 	project store.Project // "Test project", where newSession creates sessions
 	user    *testUser     // its member, signed in: dial and newSession act as them
+	// published, with envOptions.stampPublish, is when each event was
+	// published.
+	published *publishStamps
 }
 
 type envOptions struct {
@@ -84,6 +87,9 @@ type envOptions struct {
 	isolation  string         // "uid": per-project uids (needs root); "bwrap": bubblewrap; "": none
 	guard      bool           // runs start under run-guard, as serve starts them
 	nice       int            // the runs' niceness (PARLEY_RUN_NICE)
+	// stampPublish notes when each event is published, its batch written
+	// (env.published; for the fan-out benchmark's stages).
+	stampPublish bool
 	gateway    gateway.Config // limits of the model gateway (its upstream is the fake model)
 
 	// claudeBin wraps the CLI (a tee of its stdout, say); nil = the real one.
@@ -124,6 +130,9 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}))
 	e := &env{t: t, st: st, fake: fake, broker: askuser.NewBroker(), dataDir: dir, dbURL: dbURL}
 	hub := NewHub()
+	if d, err := time.ParseDuration(os.Getenv("PARLEY_BENCH_HOLD_PER_VIEWER")); err == nil {
+		hub.HoldPerViewer = d // for A/B runs of the fan-out's hold
+	}
 	hubCtx, stopHub := context.WithCancel(ctx)
 	hubDone := make(chan struct{})
 	go func() { defer close(hubDone); hub.Run(hubCtx) }()
@@ -151,9 +160,14 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	// As serve does: the run loops write through the live pool, and a run
 	// about to start reconciles its session's log first.
 	pub := NewPublisher(hub)
+	runPub := pub
+	if o.stampPublish {
+		e.published = &publishStamps{pub: pub, at: map[int64]time.Time{}}
+		runPub = e.published
+	}
 	e.sup = runner.NewSupervisor(ctx, runner.Deps{
 		Config:  rc,
-		Journal: NewJournal(st.Live()), Publisher: pub, Broker: e.broker, Log: log, RuntimeDir: e.runtimeDir(),
+		Journal: NewJournal(st.Live()), Publisher: runPub, Broker: e.broker, Log: log, RuntimeDir: e.runtimeDir(),
 		MaxRuns: o.maxRuns, Queue: NewQueueObserver(hub), Line: cluster.NewLine(st), Recover: transcript.New(st, pub, log),
 	})
 	e.relay = httptest.NewServer(nil)

@@ -27,17 +27,28 @@ func dialLeanViewer(base, sessionID string, h http.Header, after int64) (*seqVie
 // readFrames reads server frames (never masked) from c until it fails.
 func (v *seqViewer) readFrames(c net.Conn) error {
 	buf := make([]byte, 0, 64<<10)
+	ar := newArrivalReader(c)
 	for {
 		if len(buf) == cap(buf) {
 			buf = append(buf, 0)[:len(buf)] // grow for a frame larger than the buffer
 		}
-		n, err := c.Read(buf[len(buf):cap(buf)])
+		var n int
+		var err error
+		var arrived time.Time
+		if ar != nil {
+			n, arrived, err = ar.read(buf[len(buf):cap(buf)])
+		} else {
+			n, err = c.Read(buf[len(buf):cap(buf)])
+		}
 		if err != nil {
 			return err
 		}
 		now := time.Now()
+		if arrived.IsZero() || arrived.After(now) {
+			arrived = now
+		}
 		buf = buf[:len(buf)+n]
-		rest, err := v.frames(c, buf, now)
+		rest, err := v.frames(c, buf, now, arrived)
 		if err != nil {
 			return err
 		}
@@ -46,7 +57,7 @@ func (v *seqViewer) readFrames(c net.Conn) error {
 }
 
 // frames handles every whole frame at the start of b and returns the rest.
-func (v *seqViewer) frames(c net.Conn, b []byte, now time.Time) ([]byte, error) {
+func (v *seqViewer) frames(c net.Conn, b []byte, now, arrived time.Time) ([]byte, error) {
 	for len(b) >= 2 {
 		op, size, hdr := b[0]&0x0f, int(b[1]&0x7f), 2
 		switch size {
@@ -70,7 +81,7 @@ func (v *seqViewer) frames(c net.Conn, b []byte, now time.Time) ([]byte, error) 
 		payload := b[hdr : hdr+size]
 		switch op {
 		case websocket.TextMessage, 0: // a message or its continuation
-			v.record(payload, now)
+			v.record(payload, now, arrived)
 		case websocket.PingMessage:
 			if err := pong(c, payload); err != nil {
 				return nil, err

@@ -100,6 +100,10 @@ type seqViewer struct {
 	// storm's thousand replays of 15,000 events would not fit in memory.
 	every bool
 	at    []int64 // with every: when seq i was read, in Unix nanoseconds (at[0] unused)
+	// arr is, with every, when the bytes that brought seq i reached the
+	// viewer's socket (the kernel's receive time; arrivalReader), or at[i]
+	// where the kernel did not say.
+	arr []int64
 }
 
 func (e *env) seqViewer(sessionID string, after int64) *seqViewer {
@@ -130,7 +134,7 @@ func dialViewerWith(d websocket.Dialer, base, sessionID string, h http.Header, a
 	}
 	v := &seqViewer{conn: conn, seen: map[int64]time.Time{}, done: make(chan struct{}), every: every}
 	if every {
-		v.at = make([]int64, 1, 4096)
+		v.at, v.arr = make([]int64, 1, 4096), make([]int64, 1, 4096)
 	}
 	go func() {
 		defer close(v.done)
@@ -156,12 +160,14 @@ func (v *seqViewer) readMessages() error {
 		if _, err := buf.ReadFrom(r); err != nil {
 			return err
 		}
-		v.record(buf.Bytes(), time.Now())
+		now := time.Now()
+		v.record(buf.Bytes(), now, now)
 	}
 }
 
-// record notes the seqs and turn ends a message read at now shows.
-func (v *seqViewer) record(msg []byte, now time.Time) {
+// record notes the seqs and turn ends a message read at now shows; its
+// bytes reached the socket at arrived.
+func (v *seqViewer) record(msg []byte, now, arrived time.Time) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.ends += bytes.Count(msg, turnResultMark)
@@ -171,6 +177,7 @@ func (v *seqViewer) record(msg []byte, now time.Time) {
 			// every seq up to this one. Kept in a slice: no map to grow.
 			for int64(len(v.at)) <= seq {
 				v.at = append(v.at, now.UnixNano())
+				v.arr = append(v.arr, arrived.UnixNano())
 			}
 		} else if _, ok := v.seen[seq]; !ok {
 			v.seen[seq] = now

@@ -26,7 +26,8 @@ const farmArg = "viewer-farm"
 // farmMain dials PARLEY_FARM_N viewers of a session, says "ready" once each
 // has read seq PARLEY_FARM_READY, then, told "wait SEQ" on stdin, waits
 // until each has read SEQ and prints its CPU time ("cpu µs") and when each
-// viewer read each seq ("seen SEQ UNIXNANO"), then "done". With
+// viewer read each seq and when its bytes reached the viewer's socket
+// ("seen SEQ READ ARRIVED", Unix nanoseconds), then "done". With
 // PARLEY_FARM_PROFILE set it writes its CPU profile from "ready" on there.
 func farmMain() int {
 	fail := func(err error) int {
@@ -76,7 +77,7 @@ func farmMain() int {
 	for _, v := range vs {
 		v.mu.Lock()
 		for seq := 1; seq < len(v.at); seq++ {
-			fmt.Fprintf(out, "seen %d %d\n", seq, v.at[seq])
+			fmt.Fprintf(out, "seen %d %d %d\n", seq, v.at[seq], v.arr[seq])
 		}
 		v.mu.Unlock()
 	}
@@ -139,13 +140,23 @@ func (e *env) viewerFarm(b *testing.B, sessionID string, n int, ready int64) *vi
 	return f
 }
 
-// wait has the farm wait until every viewer has read seq, and returns the
-// farm's CPU time since it was ready, this process's CPU time (cpuTime)
-// when every viewer had read seq, before reading the farm's report, and,
-// for each event of evs a viewer read, the time from the event being
-// recorded to the viewer reading it (l), and for each event sent holds,
-// the time from then (the model sending it) to the viewer reading it.
-func (f *viewerFarm) wait(b *testing.B, seq int64, evs []store.Event, sent map[int64]time.Time) (farmCPU, ownCPU time.Duration, l, fromModel []time.Duration) {
+// farmReport is what the farm reports once every viewer read a seq.
+type farmReport struct {
+	// farmCPU is the farm's CPU time since it was ready, ownCPU this
+	// process's (cpuTime) when every viewer had read the seq.
+	farmCPU, ownCPU time.Duration
+	// For each event a viewer read: the time from the event being recorded
+	// to the viewer reading it (read) and to its bytes reaching the
+	// viewer's socket (arrived); from its being published, its batch
+	// committed, to its reaching the socket (published); and for each
+	// event the model sent, from then to the viewer reading it (fromModel).
+	read, arrived, published, fromModel []time.Duration
+}
+
+// wait has the farm wait until every viewer has read seq, and returns its
+// report on evs; sent and published say when the model sent an event and
+// when the server published it.
+func (f *viewerFarm) wait(b *testing.B, seq int64, evs []store.Event, sent, published map[int64]time.Time) farmReport {
 	fmt.Fprintf(f.in, "wait %d\n", seq)
 	if err := f.in.Flush(); err != nil {
 		b.Fatal(err)
@@ -154,27 +165,32 @@ func (f *viewerFarm) wait(b *testing.B, seq int64, evs []store.Event, sent map[i
 	for _, ev := range evs {
 		born[ev.Seq] = ev.CreatedAt
 	}
+	var r farmReport
 	for f.out.Scan() {
-		var a, c int64
+		var a, c, d int64
 		switch line := f.out.Text(); {
 		case line == "done":
-			return farmCPU, ownCPU, l, fromModel
+			return r
 		case strings.HasPrefix(line, "cpu "):
-			ownCPU = cpuTime()
+			r.ownCPU = cpuTime()
 			_, _ = fmt.Sscanf(line, "cpu %d", &a)
-			farmCPU = time.Duration(a) * time.Microsecond
+			r.farmCPU = time.Duration(a) * time.Microsecond
 		case strings.HasPrefix(line, "seen "):
-			_, _ = fmt.Sscanf(line, "seen %d %d", &a, &c)
+			_, _ = fmt.Sscanf(line, "seen %d %d %d", &a, &c, &d)
 			if at, ok := born[a]; ok {
-				l = append(l, time.Unix(0, c).Sub(at))
+				r.read = append(r.read, time.Unix(0, c).Sub(at))
+				r.arrived = append(r.arrived, time.Unix(0, d).Sub(at))
+			}
+			if at, ok := published[a]; ok {
+				r.published = append(r.published, time.Unix(0, d).Sub(at))
 			}
 			if at, ok := sent[a]; ok {
-				fromModel = append(fromModel, time.Unix(0, c).Sub(at))
+				r.fromModel = append(r.fromModel, time.Unix(0, c).Sub(at))
 			}
 		default:
 			b.Fatalf("viewer farm: %s", line)
 		}
 	}
 	b.Fatalf("viewer farm ended: %v", f.out.Err())
-	return 0, 0, nil, nil
+	return r
 }
