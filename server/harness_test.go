@@ -82,15 +82,15 @@ type envOptions struct {
 	quiet      bool     // log warnings and errors only
 	askUserOff bool     // the server-wide ask_user switch is off
 	pingPeriod time.Duration
-	limits     Limits         // per-user limits; zero = none
-	maxRuns    int            // cap on live claude processes; 0 = none
-	isolation  string         // "uid": per-project uids (needs root); "bwrap": bubblewrap; "": none
-	guard      bool           // runs start under run-guard, as serve starts them
-	nice       int            // the runs' niceness (PARLEY_RUN_NICE)
+	limits     Limits // per-user limits; zero = none
+	maxRuns    int    // cap on live claude processes; 0 = none
+	isolation  string // "uid": per-project uids (needs root); "bwrap": bubblewrap; "": none
+	guard      bool   // runs start under run-guard, as serve starts them
+	nice       int    // the runs' niceness (PARLEY_RUN_NICE)
 	// stampPublish notes when each event is published, its batch written
 	// (env.published; for the fan-out benchmark's stages).
 	stampPublish bool
-	gateway    gateway.Config // limits of the model gateway (its upstream is the fake model)
+	gateway      gateway.Config // limits of the model gateway (its upstream is the fake model)
 
 	// claudeBin wraps the CLI (a tee of its stdout, say); nil = the real one.
 	claudeBin func(real string) string
