@@ -27,6 +27,7 @@ type Supervisor struct {
 	queueObs   QueueObserver // nil: nobody is told about the line
 	line       LineStore     // nil: the line is kept in memory only
 	recoverer  Recoverer     // nil: logs are not reconciled at start
+	startGuard StartGuard    // nil: starts are not guarded
 	leaseHeld  func() bool   // SetLeaseCheck
 
 	ctx  context.Context // the server's lifetime; runs are its children
@@ -61,7 +62,17 @@ type Deps struct {
 	// Recover, if set, reconciles a session's log before each run of it
 	// starts (recover.go).
 	Recover Recoverer
+	// StartGuard, if set, is held by every start of a session's run from
+	// before the run is prepared (its Starter) until it is recorded open or
+	// has failed to start.
+	StartGuard StartGuard
 }
+
+// A StartGuard is held while a session's run is prepared and started: the
+// server holds the session's worktree lock shared with it, so that no run
+// starts while a member merges or discards the session's worktree, on any
+// replica. release is called once.
+type StartGuard func(ctx context.Context, sessionID string) (release func(), err error)
 
 // NewSupervisor returns a Supervisor whose runs live until ctx ends or
 // Shutdown is called.
@@ -69,7 +80,7 @@ func NewSupervisor(ctx context.Context, d Deps) *Supervisor {
 	return &Supervisor{cfg: d.Config, journal: d.Journal, pub: d.Publisher, broker: d.Broker,
 		log: d.Log, runtimeDir: d.RuntimeDir, runEnded: d.RunEnded, ctx: ctx, runs: map[string]*Run{},
 		slots: &slots{max: d.MaxRuns}, queueObs: d.Queue, line: d.Line, starting: map[string]chan struct{}{},
-		drain: drain{kick: make(chan struct{}, 1)}, recoverer: d.Recover}
+		drain: drain{kick: make(chan struct{}, 1)}, recoverer: d.Recover, startGuard: d.StartGuard}
 }
 
 // Options are the per-session settings of a new run.
@@ -332,9 +343,19 @@ func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter
 // caller has marked the session starting.
 func (s *Supervisor) startNow(ctx context.Context, sessionID string, start Starter, starting chan struct{}) (*Run, error) {
 	var r *Run
-	o, err := start(ctx)
+	var release func()
+	var err error
+	if s.startGuard != nil {
+		release, err = s.startGuard(ctx, sessionID)
+	}
 	if err == nil {
-		r, err = s.start(o)
+		var o Options
+		if o, err = start(ctx); err == nil {
+			r, err = s.start(o) // the run is recorded open when it returns
+		}
+	}
+	if release != nil {
+		release()
 	}
 	if err != nil {
 		s.releaseSlot()

@@ -23,6 +23,7 @@ import (
 	"parley/store"
 	"parley/store/pgtest"
 	"parley/transcript"
+	"parley/worktree"
 )
 
 // TestMain lets the test binary stand in for `parley mcp-askuser` and
@@ -87,6 +88,7 @@ type envOptions struct {
 	isolation  string // "uid": per-project uids (needs root); "bwrap": bubblewrap; "": none
 	guard      bool   // runs start under run-guard, as serve starts them
 	nice       int    // the runs' niceness (PARLEY_RUN_NICE)
+	gitBin     string // git for the server's worktree commands; "" = git on PATH
 	// stampPublish notes when each event is published, its batch written
 	// (env.published; for the fan-out benchmark's stages).
 	stampPublish bool
@@ -169,10 +171,11 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 		Config:  rc,
 		Journal: NewJournal(st.Live()), Publisher: runPub, Broker: e.broker, Log: log, RuntimeDir: e.runtimeDir(),
 		MaxRuns: o.maxRuns, Queue: NewQueueObserver(hub), Line: cluster.NewLine(st), Recover: transcript.New(st, pub, log),
+		StartGuard: st.ShareWorktree,
 	})
 	e.relay = httptest.NewServer(nil)
 	e.srv, err = New(ctx, Config{DataDir: dir, AskTimeout: o.askTimeout, AskUserEnabled: !o.askUserOff, PingPeriod: o.pingPeriod,
-		RelayURL: e.relay.URL + "/ask", ModelURL: e.relay.URL, RunsConfined: o.isolation == "uid", Limits: o.limits}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Broker: e.broker, Log: log, Gateway: gw, Tools: toolsOf(rc.Sandbox)})
+		RelayURL: e.relay.URL + "/ask", ModelURL: e.relay.URL, RunsConfined: o.isolation == "uid", Limits: o.limits}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Broker: e.broker, Log: log, Gateway: gw, Tools: toolsOf(rc.Sandbox), Git: worktree.New(o.gitBin)})
 	if err != nil {
 		t.Fatal(err)
 	}

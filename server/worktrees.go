@@ -101,8 +101,10 @@ type worktreeAction func(ctx context.Context, git *worktree.Git, repo, dir strin
 // handleWorktree runs act on the session's worktree, then shows the
 // session page again with what happened. It refuses while Claude works in
 // the session or waits for an answer; otherwise a live, idle process is
-// ended first (the next message resumes it), so nothing writes into the
-// worktree while git commits and merges it.
+// ended first (the next message resumes it), and no run of the session
+// starts on any replica until git is done (the session's worktree lock,
+// store/worktree_lock.go; a message sent meanwhile waits in line), so
+// nothing writes into the worktree while git commits and merges it.
 func (s *Server) handleWorktree(act worktreeAction) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sess, v, err := s.authorizeSession(r.Context(), r, r.PathValue("id"), actPrompt)
@@ -115,13 +117,28 @@ func (s *Server) handleWorktree(act worktreeAction) http.Handler {
 			err = badRequest("This session has no branch of its own: its project's workspace is not a git repository, or it has not run yet.")
 		}
 		if err == nil && (sess.Status == "running" || sess.Status == "waiting") {
-			err = &httpError{http.StatusConflict, "Claude is working in this session or waiting for an answer: stop it or let the turn end, then try again."}
+			err = errWorktreeBusy
 		}
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
 		p, err := s.st.GetProject(r.Context(), sess.ProjectID)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		// No run of the session starts on any replica from here until git
+		// is done: one being started now is waited for, and checked again.
+		release, err := s.st.LockWorktree(r.Context(), sess.ID)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		defer release()
+		if sess, err = s.st.GetSession(r.Context(), sess.ID); err == nil && (sess.Status == "running" || sess.Status == "waiting") {
+			err = errWorktreeBusy
+		}
 		if err != nil {
 			s.fail(w, r, err)
 			return
@@ -144,6 +161,9 @@ func (s *Server) handleWorktree(act worktreeAction) http.Handler {
 		http.Redirect(w, r, "/sessions/"+sess.ID+"?worktree="+done, http.StatusSeeOther)
 	})
 }
+
+// errWorktreeBusy refuses a merge or discard while Claude works.
+var errWorktreeBusy = &httpError{http.StatusConflict, "Claude is working in this session or waiting for an answer: stop it or let the turn end, then try again."}
 
 // worktreeStopWait bounds the wait for a session's process to end before
 // its worktree is merged or discarded.

@@ -38,6 +38,9 @@ type Store struct {
 	replica string // this process's replica id (see Replica)
 	// takeOvers counts the TakeOver calls that took replicas over.
 	takeOvers atomic.Int64
+	// lockSlots bounds the main pool's connections that hold worktree
+	// locks (worktree_lock.go).
+	lockSlots chan struct{}
 }
 
 // Migrate applies every pending migration in migrations.FS to the database at databaseURL.
@@ -116,14 +119,14 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 		live.Close()
 		return nil, fmt.Errorf("ping database: %w", err)
 	}
-	return &Store{pool: pool, live: live, url: databaseURL, replica: replica}, nil
+	return &Store{pool: pool, live: live, url: databaseURL, replica: replica, lockSlots: make(chan struct{}, max(1, cfg.MaxConns/2))}, nil
 }
 
 // Live returns the store seen through the run loops' own small pool: the
 // writes of live runs go there, so a storm of page loads and replays on
 // the main pool cannot delay them.
 func (s *Store) Live() *Store {
-	return &Store{pool: s.live, live: s.live, url: s.url, replica: s.replica}
+	return &Store{pool: s.live, live: s.live, url: s.url, replica: s.replica, lockSlots: s.lockSlots}
 }
 
 // Replica is this process's id among the replicas sharing the database:
