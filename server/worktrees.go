@@ -129,15 +129,31 @@ func (s *Server) handleWorktree(act worktreeAction) http.Handler {
 			return
 		}
 		// No run of the session starts on any replica from here until git
-		// is done: one being started now is waited for, and checked again.
+		// is done: one being started now is waited for, and then the merge
+		// is refused (a message started it; its turn is not cut short).
+		before, err := s.st.OpenRun(r.Context(), sess.ID)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
 		release, err := s.st.LockWorktree(r.Context(), sess.ID)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
 		defer release()
-		if sess, err = s.st.GetSession(r.Context(), sess.ID); err == nil && (sess.Status == "running" || sess.Status == "waiting") {
+		after, err := s.st.OpenRun(r.Context(), sess.ID)
+		if err == nil && after != 0 && after != before {
 			err = errWorktreeBusy
+		}
+		if err == nil {
+			sess, err = s.st.GetSession(r.Context(), sess.ID)
+		}
+		if err == nil && (sess.Status == "running" || sess.Status == "waiting") {
+			err = errWorktreeBusy
+		}
+		if err == nil {
+			wt, err = s.st.SessionWorktree(r.Context(), sess.ID) // as the merge before this one left it
 		}
 		if err != nil {
 			s.fail(w, r, err)

@@ -44,6 +44,16 @@ func (s *Store) HasOpenRun(ctx context.Context, sessionID string) (bool, error) 
 	return open, nil
 }
 
+// OpenRun returns the id of the session's newest run not yet ended, or 0.
+func (s *Store) OpenRun(ctx context.Context, sessionID string) (int64, error) {
+	var id int64
+	if err := s.pool.QueryRow(ctx, `SELECT coalesce(max(id), 0) FROM runs WHERE session_id = $1 AND ended_at IS NULL`,
+		sessionID).Scan(&id); err != nil {
+		return 0, fmt.Errorf("open run of session %s: %w", sessionID, err)
+	}
+	return id, nil
+}
+
 // EndRun records how the run ended. A run that has already ended keeps its first ending.
 func (s *Store) EndRun(ctx context.Context, runID int64, exitCode int, reason string) error {
 	tag, err := s.pool.Exec(ctx, `

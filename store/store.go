@@ -119,7 +119,7 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 		live.Close()
 		return nil, fmt.Errorf("ping database: %w", err)
 	}
-	return &Store{pool: pool, live: live, url: databaseURL, replica: replica, lockSlots: make(chan struct{}, max(1, cfg.MaxConns/2))}, nil
+	return &Store{pool: pool, live: live, url: databaseURL, replica: replica, lockSlots: make(chan struct{}, cfg.MaxConns/2)}, nil
 }
 
 // Live returns the store seen through the run loops' own small pool: the

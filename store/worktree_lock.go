@@ -21,11 +21,15 @@ import (
 // locks, each held by a connection of the main pool while it is held: a
 // replica that dies frees its locks with its connections. At most half
 // the pool holds them at once (lockSlots), so the starts holding one
-// always find a connection for the rest of their work.
+// always find a connection for the rest of their work; a pool of one
+// connection (pool_max_conns=1) holds none, and its starts do not wait.
 
 // LockWorktree takes the session's worktree lock, waiting while a run
 // start holds it shared or another merge holds it; release frees it.
 func (s *Store) LockWorktree(ctx context.Context, sessionID string) (release func(), err error) {
+	if cap(s.lockSlots) == 0 {
+		return func() {}, nil
+	}
 	return s.worktreeLock(ctx, sessionID, "pg_advisory_lock", "pg_advisory_unlock")
 }
 
@@ -41,7 +45,7 @@ func (s *Store) ShareWorktree(ctx context.Context, sessionID string) (release fu
 		}
 		return nil, fmt.Errorf("lock the worktree of session %s: %w", sessionID, err)
 	}
-	if !branch {
+	if !branch || cap(s.lockSlots) == 0 {
 		return func() {}, nil
 	}
 	return s.worktreeLock(ctx, sessionID, "pg_advisory_lock_shared", "pg_advisory_unlock_shared")

@@ -22,19 +22,22 @@ func TestWorktreeLock(t *testing.T) {
 		return id
 	}
 	sess := withBranch()
-	try := func(take func(context.Context, string) (func(), error)) (func(), error) {
-		ctx, cancel := context.WithTimeout(t.Context(), 300*time.Millisecond)
+	// try gives a lock that must be refused a moment, one that must be
+	// taken some seconds (a busy machine dials new connections slowly).
+	try := func(take func(context.Context, string) (func(), error), wait time.Duration) (func(), error) {
+		ctx, cancel := context.WithTimeout(t.Context(), wait)
 		defer cancel()
 		return take(ctx, sess)
 	}
+	const refused, taken = 300 * time.Millisecond, 10 * time.Second
 	merge, err := s.LockWorktree(t.Context(), sess)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := try(s.ShareWorktree); err == nil {
+	if _, err := try(s.ShareWorktree, refused); err == nil {
 		t.Fatal("a run start took the worktree lock while a merge held it")
 	}
-	if _, err := try(s.LockWorktree); err == nil {
+	if _, err := try(s.LockWorktree, refused); err == nil {
 		t.Fatal("a second merge took the worktree lock")
 	}
 	other := withBranch()
@@ -51,27 +54,27 @@ func TestWorktreeLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	free, err := try(func(ctx context.Context, _ string) (func(), error) { return s.ShareWorktree(ctx, plain) })
+	free, err := try(func(ctx context.Context, _ string) (func(), error) { return s.ShareWorktree(ctx, plain) }, taken)
 	if err != nil {
 		t.Fatalf("a start of a session without a branch waited: %v", err)
 	}
 	free()
 	held()
 
-	start1, err := try(s.ShareWorktree)
+	start1, err := try(s.ShareWorktree, taken)
 	if err != nil {
 		t.Fatalf("a start after the merge: %v", err)
 	}
-	start2, err := try(s.ShareWorktree)
+	start2, err := try(s.ShareWorktree, taken)
 	if err != nil {
 		t.Fatalf("two starts do not share the lock: %v", err)
 	}
-	if _, err := try(s.LockWorktree); err == nil {
+	if _, err := try(s.LockWorktree, refused); err == nil {
 		t.Fatal("a merge took the worktree lock while starts held it")
 	}
 	start1()
 	start2()
-	merge, err = try(s.LockWorktree)
+	merge, err = try(s.LockWorktree, taken)
 	if err != nil {
 		t.Fatalf("the lock was not free after the starts and the given-up waits: %v", err)
 	}
