@@ -103,7 +103,7 @@ type worktreeAction func(ctx context.Context, git *worktree.Git, repo, dir strin
 // the session or waits for an answer; otherwise a live, idle process is
 // ended first (the next message resumes it), and no run of the session
 // starts on any replica until git is done (the session's worktree lock,
-// store/worktree_lock.go; a message sent meanwhile waits in line), so
+// store/worktree_lock.go; a message sent meanwhile waits for it), so
 // nothing writes into the worktree while git commits and merges it.
 func (s *Server) handleWorktree(act worktreeAction) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
