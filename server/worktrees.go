@@ -112,53 +112,17 @@ func (s *Server) handleWorktree(act worktreeAction) http.Handler {
 			s.fail(w, r, err)
 			return
 		}
-		wt, err := s.st.SessionWorktree(r.Context(), sess.ID)
-		if err == nil && wt.Branch == "" {
-			err = badRequest("This session has no branch of its own: its project's workspace is not a git repository, or it has not run yet.")
-		}
-		if err == nil && (sess.Status == "running" || sess.Status == "waiting") {
-			err = errWorktreeBusy
-		}
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
 		p, err := s.st.GetProject(r.Context(), sess.ProjectID)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		// No run of the session starts on any replica from here until git
-		// is done: one being started now is waited for, and then the merge
-		// is refused (a message started it; its turn is not cut short).
-		before, err := s.st.OpenRun(r.Context(), sess.ID)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		release, err := s.st.LockWorktree(r.Context(), sess.ID)
+		release, sess, wt, err := s.holdWorktree(r.Context(), sess.ID)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
 		defer release()
-		after, err := s.st.OpenRun(r.Context(), sess.ID)
-		if err == nil && after != 0 && after != before {
-			err = errWorktreeBusy
-		}
-		if err == nil {
-			sess, err = s.st.GetSession(r.Context(), sess.ID)
-		}
-		if err == nil && (sess.Status == "running" || sess.Status == "waiting") {
-			err = errWorktreeBusy
-		}
-		if err == nil {
-			wt, err = s.st.SessionWorktree(r.Context(), sess.ID) // as the merge before this one left it
-		}
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
 		if err := s.stopForWorktree(r.Context(), sess.ID); err != nil {
 			s.fail(w, r, err)
 			return
@@ -176,6 +140,42 @@ func (s *Server) handleWorktree(act worktreeAction) http.Handler {
 		}
 		http.Redirect(w, r, "/sessions/"+sess.ID+"?worktree="+done, http.StatusSeeOther)
 	})
+}
+
+// holdWorktree takes the session's worktree lock: no run of the session
+// starts on any replica until release. A run being started meanwhile is
+// waited for, and the merge is then refused (a message started it; its
+// turn is not cut short), as it is while Claude works or waits; the
+// session and its worktree are read once the lock is held (as a merge
+// before this one left them).
+func (s *Server) holdWorktree(ctx context.Context, sessionID string) (release func(), sess store.Session, wt store.SessionWorktree, err error) {
+	before, err := s.st.OpenRun(ctx, sessionID)
+	if err != nil {
+		return nil, sess, wt, err
+	}
+	release, err = s.st.LockWorktree(ctx, sessionID)
+	if err != nil {
+		return nil, sess, wt, err
+	}
+	after, err := s.st.OpenRun(ctx, sessionID)
+	if err == nil {
+		sess, err = s.st.GetSession(ctx, sessionID)
+	}
+	if err == nil {
+		wt, err = s.st.SessionWorktree(ctx, sessionID)
+	}
+	switch {
+	case err != nil:
+	case wt.Branch == "":
+		err = badRequest("This session has no branch of its own: its project's workspace is not a git repository, or it has not run yet.")
+	case after != 0 && after != before, sess.Status == "running", sess.Status == "waiting":
+		err = errWorktreeBusy
+	}
+	if err != nil {
+		release()
+		return nil, sess, wt, err
+	}
+	return release, sess, wt, nil
 }
 
 // errWorktreeBusy refuses a merge or discard while Claude works.
