@@ -301,7 +301,7 @@ func (s *Supervisor) dropLine() []Handover {
 // it does nothing when the session already has a process here.
 func (s *Supervisor) Resume(ctx context.Context, sessionID string, start Starter) error {
 	_, err := s.ensure(ctx, sessionID, start)
-	if errors.Is(err, errNoSlot) {
+	if waitsInLine(err) {
 		return s.enqueue(ctx, sessionID, start, func(context.Context, *Run) error { return nil })
 	}
 	return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
@@ -35,6 +36,10 @@ type slots struct {
 	serving int
 	// closed says a drain emptied the line: nothing joins it any more.
 	closed bool
+	// open are the waiters given a slot whose runs have not started yet,
+	// by session: work for the session joins theirs (a start for work in
+	// line may wait for the session's StartGuard), in order.
+	open map[string]*waiter
 }
 
 // waiter is a session in line, with the work to do once its process runs.
@@ -58,7 +63,42 @@ type job struct {
 func (q *slots) grant(w *waiter) {
 	w.served = true
 	q.serving++
+	if q.open == nil {
+		q.open = map[string]*waiter{}
+	}
+	if q.open[w.sessionID] == nil {
+		q.open[w.sessionID] = w
+	}
 	close(w.granted)
+}
+
+// seal closes w to more work once its run has started (or failed to):
+// what is in w.jobs then is all of it, and w's goroutine alone reads it.
+func (q *slots) seal(w *waiter) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.open[w.sessionID] == w {
+		delete(q.open, w.sessionID)
+	}
+}
+
+// jobsOf is a copy of w's jobs as they are now.
+func (q *slots) jobsOf(w *waiter) []job {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return slices.Clone(w.jobs)
+}
+
+// keepJobs replaces the first n of w's jobs with kept, and seals w when
+// that leaves it none (it reports so).
+func (q *slots) keepJobs(w *waiter, kept []job, n int) (empty bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	w.jobs = append(kept, w.jobs[n:]...)
+	if len(w.jobs) == 0 && q.open[w.sessionID] == w {
+		delete(q.open, w.sessionID)
+	}
+	return len(w.jobs) == 0
 }
 
 // doneServing says w has handed its jobs over (or given up).
@@ -114,8 +154,9 @@ func (q *slots) release() {
 }
 
 // enqueue puts job in line for sessionID: with the session's waiter when
-// it is already in line (isNew false), else with a new one. work, when
-// set, is the prompt or answer job delivers, for a drain to move.
+// it is already in line or given a slot and starting (isNew false), else
+// with a new one. work, when set, is the prompt or answer job delivers,
+// for a drain to move.
 func (q *slots) enqueue(sessionID string, start Starter, do func(context.Context, *Run) error, work *QueuedWork) (w *waiter, isNew bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -123,6 +164,10 @@ func (q *slots) enqueue(sessionID string, start Starter, do func(context.Context
 		return nil, false, ErrDraining // the drain has taken the line
 	}
 	j := job{do: do, work: work}
+	if w := q.open[sessionID]; w != nil {
+		w.jobs = append(w.jobs, j)
+		return w, false, nil
+	}
 	for _, w := range q.waiting {
 		if w.sessionID == sessionID {
 			w.jobs = append(w.jobs, j)
@@ -266,14 +311,18 @@ func (s *Supervisor) serveWaiter(w *waiter) {
 	if dropped {
 		return
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
+	// Its start waits for the session's StartGuard (a merge of its
+	// worktree), if need be; work for the session sent meanwhile joins w.
+	ctx, cancel := context.WithTimeout(withFromLine(s.ctx), time.Minute)
 	defer cancel()
 	log := s.log.With("session_id", w.sessionID)
-	if w.jobs = s.claimedElsewhere(ctx, w.sessionID, w.jobs); len(w.jobs) == 0 {
+	jobs := s.slots.jobsOf(w)
+	if s.slots.keepJobs(w, s.claimedElsewhere(ctx, w.sessionID, jobs), len(jobs)) {
 		s.releaseSlot()
 		return
 	}
 	r, err := s.startWithSlot(ctx, w.sessionID, w.start)
+	s.slots.seal(w) // w.jobs is all there is, and only read here
 	if errors.Is(err, ErrDraining) {
 		s.leftOver(Handover{SessionID: w.sessionID, Work: work(w.jobs)})
 		return

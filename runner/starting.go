@@ -29,6 +29,9 @@ func (s *Supervisor) startWithSlot(ctx context.Context, sessionID string, start 
 			}
 			wait = make(chan struct{})
 			s.starting[sessionID] = wait
+			if isFromLine(ctx) {
+				s.lineStarts[sessionID] = true
+			}
 			s.mu.Unlock()
 			return s.startNow(ctx, sessionID, start, wait)
 		}

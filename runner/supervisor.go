@@ -34,11 +34,14 @@ type Supervisor struct {
 	mu   sync.Mutex
 	runs map[string]*Run
 	// starting marks sessions whose run is being started; the channel
-	// closes when it has started or failed to.
-	starting map[string]chan struct{}
-	wg       sync.WaitGroup
-	closed   bool
-	drain    // graceful shutdown (drain.go)
+	// closes when it has started or failed to. lineStarts marks those of
+	// them started for work in line, which wait for the StartGuard: work
+	// for them joins theirs in line rather than waiting with a page.
+	starting   map[string]chan struct{}
+	lineStarts map[string]bool
+	wg         sync.WaitGroup
+	closed     bool
+	drain      // graceful shutdown (drain.go)
 }
 
 // Deps are a Supervisor's collaborators.
@@ -71,15 +74,38 @@ type Deps struct {
 // A StartGuard is held while a session's run is prepared and started: the
 // server holds the session's worktree lock shared with it, so that no run
 // starts while a member merges or discards the session's worktree, on any
-// replica. release is called once.
-type StartGuard func(ctx context.Context, sessionID string) (release func(), err error)
+// replica. release is called once. While it is held elsewhere it waits,
+// or, when wait is false, returns an error that is ErrStartHeld.
+//
+// A message or an answer whose start finds the guard held does not wait
+// with the member's page: it waits in line (kept, like work waiting for a
+// slot), and its start there waits for the guard.
+type StartGuard func(ctx context.Context, sessionID string, wait bool) (release func(), err error)
+
+// ErrStartHeld says a session's StartGuard is held elsewhere (its worktree
+// is being merged or discarded): the work waits in line.
+var ErrStartHeld = errors.New("the session's worktree is being merged or discarded")
+
+// waitsInLine says whether an attempt to run work now failed only because
+// it must wait in line: for a slot, or for the session's StartGuard.
+func waitsInLine(err error) bool { return errors.Is(err, errNoSlot) || errors.Is(err, ErrStartHeld) }
+
+// fromLine marks the context of a start for work in line: it waits for the
+// session's StartGuard.
+type fromLineKey struct{}
+
+func withFromLine(ctx context.Context) context.Context {
+	return context.WithValue(ctx, fromLineKey{}, true)
+}
+
+func isFromLine(ctx context.Context) bool { v, _ := ctx.Value(fromLineKey{}).(bool); return v }
 
 // NewSupervisor returns a Supervisor whose runs live until ctx ends or
 // Shutdown is called.
 func NewSupervisor(ctx context.Context, d Deps) *Supervisor {
 	return &Supervisor{cfg: d.Config, journal: d.Journal, pub: d.Publisher, broker: d.Broker,
 		log: d.Log, runtimeDir: d.RuntimeDir, runEnded: d.RunEnded, ctx: ctx, runs: map[string]*Run{},
-		slots: &slots{max: d.MaxRuns}, queueObs: d.Queue, line: d.Line, starting: map[string]chan struct{}{},
+		slots: &slots{max: d.MaxRuns}, queueObs: d.Queue, line: d.Line, starting: map[string]chan struct{}{}, lineStarts: map[string]bool{},
 		drain: drain{kick: make(chan struct{}, 1)}, recoverer: d.Recover, startGuard: d.StartGuard}
 }
 
@@ -170,7 +196,7 @@ func (s *Supervisor) prompt(ctx context.Context, sessionID string, start Starter
 // was kept in line leaves it once f is done with it.
 func (s *Supervisor) withRun(ctx context.Context, sessionID string, start Starter, f func(context.Context, *Run) error) error {
 	err := s.runNow(ctx, sessionID, start, f)
-	if errors.Is(err, errNoSlot) {
+	if waitsInLine(err) {
 		return s.enqueue(ctx, sessionID, start, f)
 	}
 	s.leftLine(queuedWork(ctx), err)
@@ -178,7 +204,7 @@ func (s *Supervisor) withRun(ctx context.Context, sessionID string, start Starte
 }
 
 // runNow is withRun's attempt without the line: errNoSlot when f must
-// wait for a slot.
+// wait for a slot, ErrStartHeld when for the session's StartGuard.
 func (s *Supervisor) runNow(ctx context.Context, sessionID string, start Starter, f func(context.Context, *Run) error) error {
 	r, err := s.ensure(ctx, sessionID, start)
 	if err != nil {
@@ -300,7 +326,8 @@ func (s *Supervisor) Shutdown() {
 }
 
 // ensure returns the session's live run or starts one with start's
-// options; errNoSlot when every slot is taken.
+// options; errNoSlot when every slot is taken, ErrStartHeld when the
+// session's StartGuard is held elsewhere or its start waits for it in line.
 // s.mu is never held across the database or the process start: a session
 // being started is marked in s.starting, and a second caller waits for it.
 func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter) (*Run, error) {
@@ -329,7 +356,11 @@ func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter
 			s.mu.Unlock()
 			return s.startNow(ctx, sessionID, start, wait)
 		}
+		lineStart := s.lineStarts[sessionID]
 		s.mu.Unlock()
+		if lineStart && !isFromLine(ctx) {
+			return nil, ErrStartHeld // its work joins the line behind the start's
+		}
 		select {
 		case <-wait:
 		case <-ctx.Done():
@@ -340,13 +371,15 @@ func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter
 
 // startNow starts the session's run in a slot already taken, which the
 // run gives back when it ends (or at once, when it does not start); the
-// caller has marked the session starting.
+// caller has marked the session starting. A start for work in line
+// (withFromLine) waits for the session's StartGuard; any other is refused
+// with ErrStartHeld while the guard is held elsewhere.
 func (s *Supervisor) startNow(ctx context.Context, sessionID string, start Starter, starting chan struct{}) (*Run, error) {
 	var r *Run
 	var release func()
 	var err error
 	if s.startGuard != nil {
-		release, err = s.startGuard(ctx, sessionID)
+		release, err = s.startGuard(ctx, sessionID, isFromLine(ctx))
 	}
 	if err == nil {
 		var o Options
@@ -362,6 +395,7 @@ func (s *Supervisor) startNow(ctx context.Context, sessionID string, start Start
 	}
 	s.mu.Lock()
 	delete(s.starting, sessionID) // start put the run in s.runs
+	delete(s.lineStarts, sessionID)
 	s.mu.Unlock()
 	close(starting)
 	return r, err

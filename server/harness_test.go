@@ -171,7 +171,7 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 		Config:  rc,
 		Journal: NewJournal(st.Live()), Publisher: runPub, Broker: e.broker, Log: log, RuntimeDir: e.runtimeDir(),
 		MaxRuns: o.maxRuns, Queue: NewQueueObserver(hub), Line: cluster.NewLine(st), Recover: transcript.New(st, pub, log),
-		StartGuard: st.ShareWorktree,
+		StartGuard: WorktreeStartGuard(st),
 	})
 	e.relay = httptest.NewServer(nil)
 	e.srv, err = New(ctx, Config{DataDir: dir, AskTimeout: o.askTimeout, AskUserEnabled: !o.askUserOff, PingPeriod: o.pingPeriod,

@@ -49,7 +49,9 @@ exec %[2]s "$@"
 // start Claude in the worktree until the merge is done: git commits and
 // merges what the stopped process left, and the message's turn runs after,
 // on the merged branch. Without the worktree lock the message's run
-// started in the middle of the merge.
+// started in the middle of the merge. The message waits in the session's
+// saved line, not in its sender's socket: the page can do other things,
+// and closing it loses nothing.
 func TestWorktreeMergeHoldsNewRuns(t *testing.T) {
 	git, held := heldGit(t)
 	e := newEnv(t, fakeapi.Scenario{
@@ -114,8 +116,19 @@ func TestWorktreeMergeHoldsNewRuns(t *testing.T) {
 		t.Fatalf("%d runs of the session open while git merges; the merge stops its process first", open)
 	}
 
-	// A member sends a message in the middle of the merge.
+	// A member sends a message in the middle of the merge. It is kept in
+	// the line at once, and the page's socket is free for what the member
+	// does next (here Stop: nothing runs).
 	w.prompt("go on")
+	w.send(map[string]any{"action": "stop"})
+	w.waitFor(15*time.Second, "Claude is not running in this session.")
+	var kept int
+	e.queryRow(`SELECT count(*) FROM session_line WHERE session_id = $1 AND kind = 'prompt' AND text = 'go on'`, []any{s.ID}, &kept)
+	if kept != 1 {
+		t.Fatalf("%d kept prompts \"go on\" during the merge, want 1", kept)
+	}
+	// The page closes; the message is not lost with it.
+	w.conn.Close()
 	time.Sleep(2 * time.Second)
 	var runs int
 	e.queryRow(`SELECT count(*) FROM runs WHERE session_id = $1`, []any{s.ID}, &runs)
@@ -140,6 +153,7 @@ func TestWorktreeMergeHoldsNewRuns(t *testing.T) {
 	}
 
 	// The message was kept and its turn runs now, after the merge.
+	w = e.dial(s.ID, 0)
 	w.waitFor(2*time.Minute, "Second turn, after the merge.")
 	var started time.Time
 	e.queryRow(`SELECT max(started_at) FROM runs WHERE session_id = $1`, []any{s.ID}, &started)

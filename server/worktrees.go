@@ -103,8 +103,9 @@ type worktreeAction func(ctx context.Context, git *worktree.Git, repo, dir strin
 // the session or waits for an answer; otherwise a live, idle process is
 // ended first (the next message resumes it), and no run of the session
 // starts on any replica until git is done (the session's worktree lock,
-// store/worktree_lock.go; a message sent meanwhile waits for it), so
-// nothing writes into the worktree while git commits and merges it.
+// store/worktree_lock.go; a message sent meanwhile is kept in line and
+// starts the session once git is done: WorktreeStartGuard), so nothing
+// writes into the worktree while git commits and merges it.
 func (s *Server) handleWorktree(act worktreeAction) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sess, v, err := s.authorizeSession(r.Context(), r, r.PathValue("id"), actPrompt)
@@ -140,6 +141,21 @@ func (s *Server) handleWorktree(act worktreeAction) http.Handler {
 		}
 		http.Redirect(w, r, "/sessions/"+sess.ID+"?worktree="+done, http.StatusSeeOther)
 	})
+}
+
+// WorktreeStartGuard is the runner's StartGuard: every start of a
+// session's run holds the session's worktree lock shared, so none starts
+// while a member merges or discards the worktree. A start for a page's
+// message or answer does not wait for a merge (the runner keeps the work
+// in line, and its start there waits): runner.ErrStartHeld.
+func WorktreeStartGuard(st *store.Store) runner.StartGuard {
+	return func(ctx context.Context, sessionID string, wait bool) (func(), error) {
+		release, err := st.ShareWorktree(ctx, sessionID, wait)
+		if errors.Is(err, store.ErrWorktreeBusy) {
+			return nil, runner.ErrStartHeld
+		}
+		return release, err
+	}
 }
 
 // holdWorktree takes the session's worktree lock: no run of the session

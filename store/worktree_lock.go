@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -33,11 +34,16 @@ func (s *Store) LockWorktree(ctx context.Context, sessionID string) (release fun
 	return s.worktreeLock(ctx, sessionID, "pg_advisory_lock", "pg_advisory_unlock")
 }
 
+// ErrWorktreeBusy says a merge or discard holds the session's worktree
+// lock, and the caller chose not to wait (ShareWorktree).
+var ErrWorktreeBusy = errors.New("the session's worktree is being merged or discarded")
+
 // ShareWorktree holds the session's worktree lock shared with other run
-// starts, waiting while a merge or discard holds it; release frees it. A
+// starts; release frees it. While a merge or discard holds the lock it
+// waits, or, when wait is false, returns ErrWorktreeBusy at once. A
 // session without a branch of its own (a project that is not a git
 // repository, or a first run) has no worktree to merge: nothing is held.
-func (s *Store) ShareWorktree(ctx context.Context, sessionID string) (release func(), err error) {
+func (s *Store) ShareWorktree(ctx context.Context, sessionID string, wait bool) (release func(), err error) {
 	var branch bool
 	if err := s.pool.QueryRow(ctx, `SELECT worktree_branch <> '' FROM sessions WHERE id = $1`, sessionID).Scan(&branch); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -47,6 +53,9 @@ func (s *Store) ShareWorktree(ctx context.Context, sessionID string) (release fu
 	}
 	if !branch || cap(s.lockSlots) == 0 {
 		return func() {}, nil
+	}
+	if !wait {
+		return s.worktreeLock(ctx, sessionID, "pg_try_advisory_lock_shared", "pg_advisory_unlock_shared")
 	}
 	return s.worktreeLock(ctx, sessionID, "pg_advisory_lock_shared", "pg_advisory_unlock_shared")
 }
@@ -63,13 +72,26 @@ func (s *Store) worktreeLock(ctx context.Context, sessionID, lock, unlock string
 		return nil, fmt.Errorf("lock the worktree of session %s: %w", sessionID, err)
 	}
 	key := `hashtext('parley.worktree.' || $1)`
-	if _, err := conn.Exec(ctx, `SELECT `+lock+`(`+key+`)`, sessionID); err != nil {
+	// A pg_try_ lock says whether it took the lock; the others wait and
+	// say nothing (void).
+	taken, err := true, error(nil)
+	if strings.HasPrefix(lock, "pg_try_") {
+		err = conn.QueryRow(ctx, `SELECT `+lock+`(`+key+`)`, sessionID).Scan(&taken)
+	} else {
+		_, err = conn.Exec(ctx, `SELECT `+lock+`(`+key+`)`, sessionID)
+	}
+	if err != nil {
 		// Whether the lock was taken as the wait was cancelled is not
 		// known: the connection is closed, which frees it either way.
 		_ = conn.Conn().Close(context.WithoutCancel(ctx))
 		conn.Release()
 		<-s.lockSlots
 		return nil, fmt.Errorf("lock the worktree of session %s: %w", sessionID, err)
+	}
+	if !taken {
+		conn.Release()
+		<-s.lockSlots
+		return nil, ErrWorktreeBusy
 	}
 	var once sync.Once
 	return func() { once.Do(func() { s.unlockWorktree(ctx, conn, key, unlock, sessionID) }) }, nil

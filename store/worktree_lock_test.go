@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -30,18 +31,25 @@ func TestWorktreeLock(t *testing.T) {
 		return take(ctx, sess)
 	}
 	const refused, taken = 300 * time.Millisecond, 10 * time.Second
+	share := func(wait bool) func(context.Context, string) (func(), error) {
+		return func(ctx context.Context, id string) (func(), error) { return s.ShareWorktree(ctx, id, wait) }
+	}
 	merge, err := s.LockWorktree(t.Context(), sess)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := try(s.ShareWorktree, refused); err == nil {
+	if _, err := try(share(true), refused); err == nil {
 		t.Fatal("a run start took the worktree lock while a merge held it")
+	}
+	// A start that does not wait is told at once.
+	if _, err := s.ShareWorktree(t.Context(), sess, false); !errors.Is(err, store.ErrWorktreeBusy) {
+		t.Fatalf("a start that does not wait, while a merge holds the lock: %v; want ErrWorktreeBusy", err)
 	}
 	if _, err := try(s.LockWorktree, refused); err == nil {
 		t.Fatal("a second merge took the worktree lock")
 	}
 	other := withBranch()
-	elsewhere, err := s.ShareWorktree(t.Context(), other)
+	elsewhere, err := s.ShareWorktree(t.Context(), other, false)
 	if err != nil {
 		t.Fatalf("another session's start waited for this one's merge: %v", err)
 	}
@@ -54,18 +62,18 @@ func TestWorktreeLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	free, err := try(func(ctx context.Context, _ string) (func(), error) { return s.ShareWorktree(ctx, plain) }, taken)
+	free, err := try(func(ctx context.Context, _ string) (func(), error) { return s.ShareWorktree(ctx, plain, true) }, taken)
 	if err != nil {
 		t.Fatalf("a start of a session without a branch waited: %v", err)
 	}
 	free()
 	held()
 
-	start1, err := try(s.ShareWorktree, taken)
+	start1, err := try(share(true), taken)
 	if err != nil {
 		t.Fatalf("a start after the merge: %v", err)
 	}
-	start2, err := try(s.ShareWorktree, taken)
+	start2, err := try(share(false), taken)
 	if err != nil {
 		t.Fatalf("two starts do not share the lock: %v", err)
 	}

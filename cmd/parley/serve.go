@@ -235,7 +235,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		Journal: server.NewMeteredJournal(st.Live(), met), Publisher: pub,
 		Broker: broker, Log: log, RuntimeDir: runtimeDir, RunEnded: expiry.Kick,
 		MaxRuns: c.MaxRuns, Queue: server.NewQueueObserver(hub), Recover: rec, Line: cluster.NewLine(st),
-		StartGuard: st.ShareWorktree, // no run starts while a member merges its session's worktree
+		StartGuard: server.WorktreeStartGuard(st), // no run starts while a member merges its session's worktree
 	})
 	var srv *server.Server
 	node := cluster.New(cluster.Config{TTL: c.LeaseTTL, DataDir: c.DataDir, RuntimeBase: filepath.Dir(runtimeDir)}, cluster.Deps{Store: st, Supervisor: sup,
