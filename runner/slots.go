@@ -36,9 +36,10 @@ type slots struct {
 	serving int
 	// closed says a drain emptied the line: nothing joins it any more.
 	closed bool
-	// open are the waiters given a slot whose runs have not started yet,
-	// by session: work for the session joins theirs (a start for work in
-	// line may wait for the session's StartGuard), in order.
+	// open are the waiters given a slot that have not yet handed all their
+	// jobs to their run, by session: work for the session joins theirs, in
+	// order (a start for work in line may wait for the session's
+	// StartGuard; a page's work must not pass it).
 	open map[string]*waiter
 }
 
@@ -46,7 +47,7 @@ type slots struct {
 type waiter struct {
 	sessionID string
 	start     Starter
-	jobs      []job         // appended under slots.mu while in line
+	jobs      []job         // appended under slots.mu while in line or open
 	dropped   bool          // a drain emptied the line: do nothing
 	served    bool          // it was given a slot: counted in slots.serving until it is done
 	granted   chan struct{} // closed when a slot is handed to it
@@ -72,14 +73,40 @@ func (q *slots) grant(w *waiter) {
 	close(w.granted)
 }
 
-// seal closes w to more work once its run has started (or failed to):
-// what is in w.jobs then is all of it, and w's goroutine alone reads it.
+// guardWait bounds how long a start for work in line waits for the
+// session's StartGuard: a merge or discard of its worktree (git's work).
+const guardWait = 5 * time.Minute
+
+// seal closes w to more work once its jobs are handed over (or its run
+// failed to start): what is in w.jobs then is all of it, and w's
+// goroutine alone reads it.
 func (q *slots) seal(w *waiter) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.open[w.sessionID] == w {
 		delete(q.open, w.sessionID)
 	}
+}
+
+// job is w's i-th job; when it has no more, w is sealed.
+func (q *slots) job(w *waiter, i int) (job, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if i < len(w.jobs) {
+		return w.jobs[i], true
+	}
+	if q.open[w.sessionID] == w {
+		delete(q.open, w.sessionID)
+	}
+	return job{}, false
+}
+
+// isOpen says whether a waiter of the session given a slot still takes
+// work (it has not handed all its jobs to its run).
+func (q *slots) isOpen(sessionID string) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.open[sessionID] != nil
 }
 
 // jobsOf is a copy of w's jobs as they are now.
@@ -311,8 +338,10 @@ func (s *Supervisor) serveWaiter(w *waiter) {
 	if dropped {
 		return
 	}
-	// Its start waits for the session's StartGuard (a merge of its
-	// worktree), if need be; work for the session sent meanwhile joins w.
+	// Until every job of w is handed to its run, work for the session sent
+	// meanwhile joins w (slots.open), in order; its start waits for the
+	// session's StartGuard (a merge of its worktree), if need be.
+	defer s.slots.seal(w)
 	ctx, cancel := context.WithTimeout(withFromLine(s.ctx), time.Minute)
 	defer cancel()
 	log := s.log.With("session_id", w.sessionID)
@@ -321,8 +350,12 @@ func (s *Supervisor) serveWaiter(w *waiter) {
 		s.releaseSlot()
 		return
 	}
-	r, err := s.startWithSlot(ctx, w.sessionID, w.start)
-	s.slots.seal(w) // w.jobs is all there is, and only read here
+	sctx, scancel := context.WithTimeout(withFromLine(s.ctx), guardWait+time.Minute)
+	r, err := s.startWithSlot(sctx, w.sessionID, w.start)
+	scancel()
+	if err != nil {
+		s.slots.seal(w) // w.jobs is all there is, and only read here
+	}
 	if errors.Is(err, ErrDraining) {
 		s.leftOver(Handover{SessionID: w.sessionID, Work: work(w.jobs)})
 		return
@@ -337,14 +370,25 @@ func (s *Supervisor) serveWaiter(w *waiter) {
 		}
 		return
 	}
-	for i, j := range w.jobs {
+	// The jobs are handed over with a time of their own: the start may
+	// have waited for a merge.
+	cancel()
+	ctx, cancel = context.WithTimeout(withFromLine(s.ctx), time.Minute)
+	defer cancel()
+	for i := 0; ; i++ {
+		j, ok := s.slots.job(w, i) // none left: w is sealed
+		if !ok {
+			return
+		}
 		jctx := ctx
 		if j.work != nil { // a prompt names its kept item; work back in line is kept as it is
 			jctx = withQueuedWork(ctx, *j.work)
 		}
 		err := j.do(jctx, r)
 		if errors.Is(err, ErrRunEnded) {
-			// Tried once more: withRun sees to its kept item.
+			// Tried once more: withRun sees to its kept item. The rest go
+			// the same way, in order: w takes no more.
+			s.slots.seal(w)
 			err = s.withRun(jctx, w.sessionID, w.start, j.do)
 		} else {
 			s.leftLine(j.work, err)
@@ -352,6 +396,7 @@ func (s *Supervisor) serveWaiter(w *waiter) {
 		if errors.Is(err, ErrDraining) {
 			// Its run ended for another reason and no process starts here
 			// any more: this and what follows go to the next owner.
+			s.slots.seal(w)
 			s.leftOver(Handover{SessionID: w.sessionID, Work: work(w.jobs[i:])})
 			return
 		}

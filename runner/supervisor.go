@@ -88,7 +88,13 @@ var ErrStartHeld = errors.New("the session's worktree is being merged or discard
 
 // waitsInLine says whether an attempt to run work now failed only because
 // it must wait in line: for a slot, or for the session's StartGuard.
-func waitsInLine(err error) bool { return errors.Is(err, errNoSlot) || errors.Is(err, ErrStartHeld) }
+func waitsInLine(err error) bool {
+	return errors.Is(err, errNoSlot) || errors.Is(err, ErrStartHeld) || errors.Is(err, errInLine)
+}
+
+// errInLine says earlier work of the session waits in line (or its
+// waiter is still handing it to the run): later work joins it there.
+var errInLine = errors.New("the session's earlier work waits in line")
 
 // fromLine marks the context of a start for work in line: it waits for the
 // session's StartGuard.
@@ -327,12 +333,19 @@ func (s *Supervisor) Shutdown() {
 
 // ensure returns the session's live run or starts one with start's
 // options; errNoSlot when every slot is taken, ErrStartHeld when the
-// session's StartGuard is held elsewhere or its start waits for it in line.
+// session's StartGuard is held elsewhere, errInLine when the session's
+// earlier work is in line and not yet handed to its run (work from the
+// line itself goes on).
 // s.mu is never held across the database or the process start: a session
 // being started is marked in s.starting, and a second caller waits for it.
 func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter) (*Run, error) {
+	fromLine := isFromLine(ctx)
 	for {
 		s.mu.Lock()
+		if !fromLine && s.slots.isOpen(sessionID) {
+			s.mu.Unlock()
+			return nil, errInLine
+		}
 		if r, ok := s.runs[sessionID]; ok {
 			s.mu.Unlock()
 			return r, nil
@@ -353,13 +366,16 @@ func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter
 			}
 			wait = make(chan struct{})
 			s.starting[sessionID] = wait
+			if fromLine {
+				s.lineStarts[sessionID] = true
+			}
 			s.mu.Unlock()
 			return s.startNow(ctx, sessionID, start, wait)
 		}
 		lineStart := s.lineStarts[sessionID]
 		s.mu.Unlock()
-		if lineStart && !isFromLine(ctx) {
-			return nil, ErrStartHeld // its work joins the line behind the start's
+		if lineStart && !fromLine {
+			return nil, errInLine // its work joins the line behind the start's
 		}
 		select {
 		case <-wait:
@@ -380,6 +396,17 @@ func (s *Supervisor) startNow(ctx context.Context, sessionID string, start Start
 	var err error
 	if s.startGuard != nil {
 		release, err = s.startGuard(ctx, sessionID, isFromLine(ctx))
+		if err == nil {
+			// A drain or a shutdown may have begun while it waited.
+			s.mu.Lock()
+			switch {
+			case s.closed:
+				err = errClosed
+			case s.draining:
+				err = ErrDraining
+			}
+			s.mu.Unlock()
+		}
 	}
 	if err == nil {
 		var o Options

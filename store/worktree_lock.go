@@ -40,7 +40,9 @@ var ErrWorktreeBusy = errors.New("the session's worktree is being merged or disc
 
 // ShareWorktree holds the session's worktree lock shared with other run
 // starts; release frees it. While a merge or discard holds the lock it
-// waits, or, when wait is false, returns ErrWorktreeBusy at once. A
+// waits, or, when wait is false, returns ErrWorktreeBusy without waiting
+// for it, nor for a lock slot while half the pool holds locks (it may
+// still wait for a connection). A
 // session without a branch of its own (a project that is not a git
 // repository, or a first run) has no worktree to merge: nothing is held.
 func (s *Store) ShareWorktree(ctx context.Context, sessionID string, wait bool) (release func(), err error) {
@@ -61,10 +63,20 @@ func (s *Store) ShareWorktree(ctx context.Context, sessionID string, wait bool) 
 }
 
 func (s *Store) worktreeLock(ctx context.Context, sessionID, lock, unlock string) (func(), error) {
+	try := strings.HasPrefix(lock, "pg_try_")
 	select {
 	case s.lockSlots <- struct{}{}:
 	case <-ctx.Done():
 		return nil, fmt.Errorf("lock the worktree of session %s: %w", sessionID, ctx.Err())
+	default:
+		if try { // half the pool holds locks: not now
+			return nil, ErrWorktreeBusy
+		}
+		select {
+		case s.lockSlots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("lock the worktree of session %s: %w", sessionID, ctx.Err())
+		}
 	}
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -75,7 +87,7 @@ func (s *Store) worktreeLock(ctx context.Context, sessionID, lock, unlock string
 	// A pg_try_ lock says whether it took the lock; the others wait and
 	// say nothing (void).
 	taken, err := true, error(nil)
-	if strings.HasPrefix(lock, "pg_try_") {
+	if try {
 		err = conn.QueryRow(ctx, `SELECT `+lock+`(`+key+`)`, sessionID).Scan(&taken)
 	} else {
 		_, err = conn.Exec(ctx, `SELECT `+lock+`(`+key+`)`, sessionID)
