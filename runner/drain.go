@@ -302,7 +302,7 @@ func (s *Supervisor) dropLine() []Handover {
 func (s *Supervisor) Resume(ctx context.Context, sessionID string, start Starter) error {
 	_, err := s.ensure(ctx, sessionID, start)
 	if waitsInLine(err) {
-		return s.enqueue(ctx, sessionID, start, func(context.Context, *Run) error { return nil })
+		return s.enqueue(ctx, sessionID, start, func(context.Context, *Run) error { return nil }, false)
 	}
 	return err
 }

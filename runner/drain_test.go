@@ -73,7 +73,7 @@ func TestDrainHandsOverQueuedWorkInOrder(t *testing.T) {
 	}
 	// The drain took the line: nothing joins it any more, even past the
 	// supervisor's own check.
-	if _, _, err := sup.slots.enqueue("s3", start, nil, nil); !errors.Is(err, ErrDraining) {
+	if _, _, err := sup.slots.enqueue("s3", start, nil, nil, false); !errors.Is(err, ErrDraining) {
 		t.Errorf("joining the line after the drain: %v, want ErrDraining", err)
 	}
 }
@@ -111,7 +111,7 @@ func TestDrainWaitsForASessionGivenASlot(t *testing.T) {
 			reply := make(chan error, 1)
 			return r.send(jctx, turnCmd{text: "hello", by: Author{Name: "Ann"}, reply: reply}, reply)
 		}
-		if err := sup.enqueue(withQueuedWork(ctx, QueuedWork{Text: "hello", By: "Ann"}), "s1", With(o), prompt); err != nil {
+		if err := sup.enqueue(withQueuedWork(ctx, QueuedWork{Text: "hello", By: "Ann"}), "s1", With(o), prompt, false); err != nil {
 			t.Fatal(err)
 		}
 		if err := sup.Prompt(ctx, "s1", With(o), "and then", Author{Name: "Ann"}); err != nil {
@@ -176,7 +176,7 @@ func TestQueuedWorkBackInLineIsHandedOver(t *testing.T) {
 		reply := make(chan error, 1)
 		return r.send(ctx, turnCmd{text: "hello", by: Author{Name: "Ann"}, reply: reply}, reply)
 	}
-	if err := sup.enqueue(withQueuedWork(ctx, QueuedWork{Text: "hello", By: "Ann"}), "s1", With(o), prompt); err != nil {
+	if err := sup.enqueue(withQueuedWork(ctx, QueuedWork{Text: "hello", By: "Ann"}), "s1", With(o), prompt, false); err != nil {
 		t.Fatal(err)
 	}
 	sup.releaseSlot()

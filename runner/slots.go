@@ -22,6 +22,9 @@ type QueueObserver interface {
 // errNoSlot says every slot is taken: the work must wait in line.
 var errNoSlot = errors.New("every claude slot is taken")
 
+// errNotInLine says no earlier work of the session is in line to join.
+var errNotInLine = errors.New("no earlier work of the session is in line")
+
 // slots caps the live claude processes of a supervisor. A session that
 // needs a process when none is free waits in line (first come, first
 // served); a slot given back goes to the head of the line.
@@ -181,10 +184,10 @@ func (q *slots) release() {
 }
 
 // enqueue puts job in line for sessionID: with the session's waiter when
-// it is already in line or given a slot and starting (isNew false), else
-// with a new one. work, when set, is the prompt or answer job delivers,
+// it is already in line or given a slot and still taking work (isNew
+// false), else with a new one (with behind set: errNotInLine). work, when set, is the prompt or answer job delivers,
 // for a drain to move.
-func (q *slots) enqueue(sessionID string, start Starter, do func(context.Context, *Run) error, work *QueuedWork) (w *waiter, isNew bool, err error) {
+func (q *slots) enqueue(sessionID string, start Starter, do func(context.Context, *Run) error, work *QueuedWork, behind bool) (w *waiter, isNew bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
@@ -200,6 +203,9 @@ func (q *slots) enqueue(sessionID string, start Starter, do func(context.Context
 			w.jobs = append(w.jobs, j)
 			return w, false, nil
 		}
+	}
+	if behind {
+		return nil, false, errNotInLine
 	}
 	w = &waiter{sessionID: sessionID, start: start, jobs: []job{j}, granted: make(chan struct{})}
 	if q.max <= 0 || (q.used < q.max && len(q.waiting) == 0) {
@@ -279,8 +285,10 @@ func (s *Supervisor) announce(before []string) {
 
 // enqueue puts f in line for the session and returns at once: the page
 // shows the session's place, and f runs once a slot is free. An idle run
-// is asked to end so that one is.
-func (s *Supervisor) enqueue(ctx context.Context, sessionID string, start Starter, f func(context.Context, *Run) error) error {
+// is asked to end so that one is. With behind set, f only joins earlier
+// work of the session in line: errNotInLine when there is none (any
+// more), and f, kept, is for the caller to send.
+func (s *Supervisor) enqueue(ctx context.Context, sessionID string, start Starter, f func(context.Context, *Run) error, behind bool) error {
 	s.mu.Lock()
 	closed, draining := s.closed, s.draining
 	s.mu.Unlock()
@@ -295,7 +303,10 @@ func (s *Supervisor) enqueue(ctx context.Context, sessionID string, start Starte
 	if err != nil {
 		return fmt.Errorf("keep it in line for a claude slot: %w", err)
 	}
-	w, isNew, err := s.slots.enqueue(sessionID, start, f, qw)
+	w, isNew, err := s.slots.enqueue(sessionID, start, f, qw, behind)
+	if errors.Is(err, errNotInLine) {
+		return err
+	}
 	if err != nil && kept {
 		// Refused (the drain took the line meanwhile): it goes elsewhere,
 		// whole, unless the drain handed it over with its session already.

@@ -202,8 +202,16 @@ func (s *Supervisor) prompt(ctx context.Context, sessionID string, start Starter
 // was kept in line leaves it once f is done with it.
 func (s *Supervisor) withRun(ctx context.Context, sessionID string, start Starter, f func(context.Context, *Run) error) error {
 	err := s.runNow(ctx, sessionID, start, f)
+	// Earlier work of the session was being handed to its run: f goes
+	// behind it, or, if it was all handed over meanwhile, to the run.
+	for try := 0; try < 3 && errors.Is(err, errInLine); try++ {
+		if err = s.enqueue(ctx, sessionID, start, f, true); !errors.Is(err, errNotInLine) {
+			return err
+		}
+		err = s.runNow(ctx, sessionID, start, f)
+	}
 	if waitsInLine(err) {
-		return s.enqueue(ctx, sessionID, start, f)
+		return s.enqueue(ctx, sessionID, start, f, false)
 	}
 	s.leftLine(queuedWork(ctx), err)
 	return err
