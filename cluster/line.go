@@ -53,8 +53,9 @@ func queuedWork(it store.LineItem) (runner.QueuedWork, error) {
 // deliverLine sends on the prompts and answers no live replica serves
 // (left by replicas that stopped or shut down, or released for later),
 // session by session, each under this replica's lease; it runs at start and
-// on every heartbeat, until the replica drains. A session another live replica holds is left to it:
-// its next heartbeat, or its next message, sends them on (afterLine).
+// on every heartbeat, until the replica drains. A session another live
+// replica holds is left to it: its next heartbeat, or its next message,
+// sends them on (afterLine).
 func (n *Node) deliverLine(ctx context.Context) {
 	if n.Supervisor.Draining() {
 		// What a drain released is for the replica that starts next: a

@@ -76,16 +76,17 @@ func (q *slots) grant(w *waiter) {
 	close(w.granted)
 }
 
-// guardWait bounds how long a start for work in line waits for the
-// session's StartGuard: a merge or discard of its worktree (git's work).
-const guardWait = 5 * time.Minute
-
 // seal closes w to more work once its jobs are handed over (or its run
 // failed to start): what is in w.jobs then is all of it, and w's
 // goroutine alone reads it.
 func (q *slots) seal(w *waiter) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	q.sealLocked(w)
+}
+
+// sealLocked is seal with slots.mu held.
+func (q *slots) sealLocked(w *waiter) {
 	if q.open[w.sessionID] == w {
 		delete(q.open, w.sessionID)
 	}
@@ -98,9 +99,7 @@ func (q *slots) job(w *waiter, i int) (job, bool) {
 	if i < len(w.jobs) {
 		return w.jobs[i], true
 	}
-	if q.open[w.sessionID] == w {
-		delete(q.open, w.sessionID)
-	}
+	q.sealLocked(w)
 	return job{}, false
 }
 
@@ -125,8 +124,8 @@ func (q *slots) keepJobs(w *waiter, kept []job, n int) (empty bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	w.jobs = append(kept, w.jobs[n:]...)
-	if len(w.jobs) == 0 && q.open[w.sessionID] == w {
-		delete(q.open, w.sessionID)
+	if len(w.jobs) == 0 {
+		q.sealLocked(w)
 	}
 	return len(w.jobs) == 0
 }
@@ -185,8 +184,8 @@ func (q *slots) release() {
 
 // enqueue puts job in line for sessionID: with the session's waiter when
 // it is already in line or given a slot and still taking work (isNew
-// false), else with a new one (with behind set: errNotInLine). work, when set, is the prompt or answer job delivers,
-// for a drain to move.
+// false), else with a new one (with behind set: errNotInLine). work, when
+// set, is the prompt or answer job delivers, for a drain to move.
 func (q *slots) enqueue(sessionID string, start Starter, do func(context.Context, *Run) error, work *QueuedWork, behind bool) (w *waiter, isNew bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -331,6 +330,10 @@ func (s *Supervisor) enqueue(ctx context.Context, sessionID string, start Starte
 	go s.serveWaiter(w)
 	return nil
 }
+
+// guardWait bounds how long a start for work in line waits for the
+// session's StartGuard: a merge or discard of its worktree (git's work).
+const guardWait = 5 * time.Minute
 
 // serveWaiter waits for w's slot, starts its process and does its jobs.
 // Work a drain keeps from being done here is handed over with the rest.

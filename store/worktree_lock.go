@@ -42,9 +42,9 @@ var ErrWorktreeBusy = errors.New("the session's worktree is being merged or disc
 // starts; release frees it. While a merge or discard holds the lock it
 // waits, or, when wait is false, returns ErrWorktreeBusy without waiting
 // for it, nor for a lock slot while half the pool holds locks (it may
-// still wait for a connection). A
-// session without a branch of its own (a project that is not a git
-// repository, or a first run) has no worktree to merge: nothing is held.
+// still wait for a connection). A session without a branch of its own (a
+// project that is not a git repository, or a first run) has no worktree
+// to merge: nothing is held.
 func (s *Store) ShareWorktree(ctx context.Context, sessionID string, wait bool) (release func(), err error) {
 	var branch bool
 	if err := s.pool.QueryRow(ctx, `SELECT worktree_branch <> '' FROM sessions WHERE id = $1`, sessionID).Scan(&branch); err != nil {
@@ -56,10 +56,11 @@ func (s *Store) ShareWorktree(ctx context.Context, sessionID string, wait bool) 
 	if !branch || cap(s.lockSlots) == 0 {
 		return func() {}, nil
 	}
+	lock := "pg_advisory_lock_shared"
 	if !wait {
-		return s.worktreeLock(ctx, sessionID, "pg_try_advisory_lock_shared", "pg_advisory_unlock_shared")
+		lock = "pg_try_advisory_lock_shared"
 	}
-	return s.worktreeLock(ctx, sessionID, "pg_advisory_lock_shared", "pg_advisory_unlock_shared")
+	return s.worktreeLock(ctx, sessionID, lock, "pg_advisory_unlock_shared")
 }
 
 func (s *Store) worktreeLock(ctx context.Context, sessionID, lock, unlock string) (func(), error) {
