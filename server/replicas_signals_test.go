@@ -213,6 +213,7 @@ func TestReplicasWorktreeMergeStopsTheRunEverywhere(t *testing.T) {
 	wa := e.dialReplica(a, e.user, s.ID)
 	wa.prompt("edit the files")
 	wa.waitFor(90*time.Second, "Done editing.")
+	e.waitTurnOver(s.ID)
 	if _, open := e.runsOf(s.ID); open != 1 || e.owner(s.ID) != a.id {
 		t.Fatalf("%d open runs, owner %q; want A's idle process (%s)", open, e.owner(s.ID), a.id)
 	}

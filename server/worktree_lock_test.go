@@ -45,6 +45,22 @@ exec %[2]s "$@"
 	return bin, dir
 }
 
+// waitTurnOver waits until the session's turn has ended in the log: the
+// page shows the reply's text before the result that ends the turn, and a
+// merge is refused (409) while Claude works.
+func (e *env) waitTurnOver(sessionID string) {
+	e.t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		if got, _ := e.st.GetSession(e.t.Context(), sessionID); got.Status != "running" && got.Status != "waiting" {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatal("the turn did not end")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // A message sent while a member merges the session's worktree does not
 // start Claude in the worktree until the merge is done: git commits and
 // merges what the stopped process left, and the message's turn runs after,
@@ -65,15 +81,7 @@ func TestWorktreeMergeHoldsNewRuns(t *testing.T) {
 	w := e.dial(s.ID, 0)
 	w.prompt("edit the files")
 	w.waitFor(2*time.Minute, "Done editing.")
-	for deadline := time.Now().Add(30 * time.Second); ; {
-		if got, _ := e.st.GetSession(t.Context(), s.ID); got.Status != "running" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first turn did not end")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	e.waitTurnOver(s.ID)
 
 	// The merge, sent as a page's form is, waits in git merge.
 	type result struct {
