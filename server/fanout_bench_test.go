@@ -53,59 +53,78 @@ func cpuTime() time.Duration {
 // one session: event recorded → frame read by each viewer, and the whole
 // way, model sent the delta → viewer (and → event recorded). The viewers
 // run in a process of their own (viewerfarm_test.go), as browsers do; the
-// benchmark's own socket, which sees the turn end, is one more.
+// benchmark's own socket, which sees the turn end, is one more. The
+// viewers share the machine's cores with the server; the same audiences
+// as remote viewers, which read on no core of the server's while the
+// stream goes out, time the server alone: event → frame sent to each.
 func BenchmarkFanout(b *testing.B) {
-	const deltas = 500
-	for _, n := range []int{200, benchInt("PARLEY_BENCH_VIEWERS", 1000)} {
-		b.Run(fmt.Sprintf("viewers=%d", n), func(b *testing.B) {
-			var mu sync.Mutex
-			sent := make([]time.Time, deltas)
-			e := newEnv(b, fakeapi.Scenario{{Text: words(deltas), Chunks: deltas, ChunkDelay: 2 * time.Millisecond,
-				Sent: func(i int, at time.Time) { mu.Lock(); sent[i] = at; mu.Unlock() }}},
-				envOptions{quiet: true, askUserOff: true, stampPublish: true})
-			s := e.newSession()
-			// The viewers watch, they are not joining (BenchmarkJoinStorm
-			// is that): each has read an earlier turn before the stream.
-			const earlier = 4
-			seedLog(b, e.st, s.ID, earlier)
-			farm := e.viewerFarm(b, s.ID, n, earlier)
-			watch := e.seqViewer(s.ID, earlier)
-			w := e.dial(s.ID, 0)
-			runtime.GC()
-			cpu0 := cpuTime()
-			stopProfile := streamProfile(b, n)
-			w.prompt("stream")
-			evs := e.turnEnd(b, watch, s.ID, 5*time.Minute)[earlier:]
-			mu.Lock()
-			bySeq := sentBySeq(b, evs, sent)
-			mu.Unlock()
-			r := farm.wait(b, evs[len(evs)-1].Seq, evs, bySeq, e.published.stamps())
-			stopProfile()
-			// CPU, unlike latency, hardly depends on what else the machine runs.
-			figure(fmt.Sprintf("fan-out to %d viewers, CPU of the server per event", n),
-				float64((r.ownCPU-cpu0).Microseconds())/float64(len(evs)), "µs")
-			figure(fmt.Sprintf("fan-out to %d viewers, CPU of the viewers per event", n),
-				float64(r.farmCPU.Microseconds())/float64(len(evs)), "µs")
-			pctl(fmt.Sprintf("fan-out to %d viewers, event recorded → viewer", n), r.read)
-			// The same to the moment the frame's bytes reached the viewer's
-			// socket: without the farm's own wait to read a thousand sockets
-			// on the cores it shares with the server.
-			pctl(fmt.Sprintf("fan-out to %d viewers, event recorded → frame at the viewer's socket", n), r.arrived)
-			// The fan-out alone: from the run loop publishing the written
-			// batch to the viewer's socket.
-			pctl(fmt.Sprintf("fan-out to %d viewers, event published → frame at the viewer's socket", n), r.published)
-			// The whole way: the model's chunk through the CLI, the run loop,
-			// the commit and the wave (a run's CPU priority shows here).
-			pctl(fmt.Sprintf("fan-out to %d viewers, model sent the delta → viewer", n), r.fromModel)
-			var toLog []time.Duration // the CLI and the run loop's read, no fan-out
-			for _, ev := range evs {
-				if at, ok := bySeq[ev.Seq]; ok {
-					toLog = append(toLog, ev.CreatedAt.Sub(at))
-				}
+	for _, remote := range []bool{false, true} {
+		for _, n := range []int{200, benchInt("PARLEY_BENCH_VIEWERS", 1000)} {
+			name, who := "viewers", "viewers"
+			if remote {
+				name, who = "remote", "remote viewers"
 			}
-			pctl(fmt.Sprintf("fan-out to %d viewers, model sent the delta → event recorded", n), toLog)
-		})
+			b.Run(fmt.Sprintf("%s=%d", name, n), func(b *testing.B) { fanout(b, n, remote, fmt.Sprintf("fan-out to %d %s", n, who)) })
+		}
 	}
+}
+
+// fanout streams the reply to n viewers, remote or not, and reports the
+// figures under what.
+func fanout(b *testing.B, n int, remote bool, what string) {
+	const deltas = 500
+	var mu sync.Mutex
+	sent := make([]time.Time, deltas)
+	e := newEnv(b, fakeapi.Scenario{{Text: words(deltas), Chunks: deltas, ChunkDelay: 2 * time.Millisecond,
+		Sent: func(i int, at time.Time) { mu.Lock(); sent[i] = at; mu.Unlock() }}},
+		envOptions{quiet: true, askUserOff: true, stampPublish: true})
+	s := e.newSession()
+	// The viewers watch, they are not joining (BenchmarkJoinStorm is
+	// that): each has read an earlier turn before the stream.
+	const earlier = 4
+	seedLog(b, e.st, s.ID, earlier)
+	farm := e.viewerFarm(b, s.ID, n, earlier, remote)
+	watch := e.seqViewer(s.ID, earlier)
+	w := e.dial(s.ID, 0)
+	runtime.GC()
+	cpu0 := cpuTime()
+	stopProfile := streamProfile(b, n)
+	w.prompt("stream")
+	evs := e.turnEnd(b, watch, s.ID, 5*time.Minute)[earlier:]
+	mu.Lock()
+	bySeq := sentBySeq(b, evs, sent)
+	mu.Unlock()
+	r := farm.wait(b, evs[len(evs)-1].Seq, evs, bySeq, e.published.stamps())
+	stopProfile()
+	// CPU, unlike latency, hardly depends on what else the machine runs.
+	figure(what+", CPU of the server per event", float64((r.ownCPU-cpu0).Microseconds())/float64(len(evs)), "µs")
+	figure(what+", CPU of the viewers per event", float64(r.farmCPU.Microseconds())/float64(len(evs)), "µs")
+	if remote {
+		// The frame left the server: what a browser on a machine of its own
+		// gets, but for the network's delay.
+		pctl(what+", event recorded → frame sent to the viewer", r.arrived)
+		pctl(what+", event published → frame sent to the viewer", r.published)
+		pctl(what+", model sent the delta → frame sent to the viewer", r.fromModel)
+	} else {
+		pctl(what+", event recorded → viewer", r.read)
+		// The same to the moment the frame's bytes reached the viewer's
+		// socket: without the farm's own wait to read a thousand sockets
+		// on the cores it shares with the server.
+		pctl(what+", event recorded → frame at the viewer's socket", r.arrived)
+		// The fan-out alone: from the run loop publishing the written batch
+		// to the viewer's socket.
+		pctl(what+", event published → frame at the viewer's socket", r.published)
+		// The whole way: the model's chunk through the CLI, the run loop,
+		// the commit and the wave (a run's CPU priority shows here).
+		pctl(what+", model sent the delta → viewer", r.fromModel)
+	}
+	var toLog []time.Duration // the CLI and the run loop's read, no fan-out
+	for _, ev := range evs {
+		if at, ok := bySeq[ev.Seq]; ok {
+			toLog = append(toLog, ev.CreatedAt.Sub(at))
+		}
+	}
+	pctl(what+", model sent the delta → event recorded", toLog)
 }
 
 // publishStamps is the runs' publisher noting when each event is

@@ -58,6 +58,22 @@ func (v *seqViewer) readFrames(c net.Conn) error {
 
 // frames handles every whole frame at the start of b and returns the rest.
 func (v *seqViewer) frames(c net.Conn, b []byte, now, arrived time.Time) ([]byte, error) {
+	return splitFrames(b, func(op byte, payload []byte) error {
+		switch op {
+		case websocket.TextMessage, 0: // a message or its continuation
+			v.record(payload, now, arrived)
+		case websocket.PingMessage:
+			return pong(c, payload)
+		case websocket.CloseMessage:
+			return io.EOF
+		}
+		return nil
+	})
+}
+
+// splitFrames calls each with the opcode and payload of every whole server
+// frame (never masked) at the start of b, and returns the rest.
+func splitFrames(b []byte, each func(op byte, payload []byte) error) ([]byte, error) {
 	for len(b) >= 2 {
 		op, size, hdr := b[0]&0x0f, int(b[1]&0x7f), 2
 		switch size {
@@ -78,16 +94,8 @@ func (v *seqViewer) frames(c net.Conn, b []byte, now, arrived time.Time) ([]byte
 		if len(b) < hdr+size {
 			return b, nil
 		}
-		payload := b[hdr : hdr+size]
-		switch op {
-		case websocket.TextMessage, 0: // a message or its continuation
-			v.record(payload, now, arrived)
-		case websocket.PingMessage:
-			if err := pong(c, payload); err != nil {
-				return nil, err
-			}
-		case websocket.CloseMessage:
-			return nil, io.EOF
+		if err := each(op, b[hdr:hdr+size]); err != nil {
+			return nil, err
 		}
 		b = b[hdr+size:]
 	}
