@@ -55,7 +55,7 @@ func New(liveRuns, queuedRuns func() int) *Metrics {
 	m.events = prometheus.NewCounter(prometheus.CounterOpts{Name: "events_written_total",
 		Help: "Events written to the log by run loops (rate() gives events per second)."})
 	m.batches = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "event_insert_seconds",
-		Help: "Latency of one write of a run loop's batch of events (one COPY and commit).", Buckets: latencyBuckets})
+		Help: "Latency of one write of a run loop's batch of events (one multi-row INSERT and its commit).", Buckets: latencyBuckets})
 	m.wsClients = prometheus.NewGauge(prometheus.GaugeOpts{Name: "websocket_clients", Help: "Open session WebSockets."})
 	m.exits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "cli_exits_total",
 		Help: "Ended claude processes, by reason (ok, stopped, failed)."}, []string{"reason"})
@@ -211,13 +211,26 @@ func (m *Metrics) Event(sessionID, typ string, payload []byte, at time.Time) {
 func (m *Metrics) Handler(token string) http.Handler {
 	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !loopback(r.RemoteAddr) && (token == "" ||
+		if !direct(r) && (token == "" ||
 			subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+token)) != 1) {
 			http.Error(w, "metrics are served to loopback clients or with the metrics token", http.StatusForbidden)
 			return
 		}
 		h.ServeHTTP(w, r)
 	})
+}
+
+// direct says the request comes from this machine and not through a proxy
+// on it: a reverse proxy on the same host connects from loopback for every
+// client, and says so in a forwarding header, which the token must then
+// stand in for.
+func direct(r *http.Request) bool {
+	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip"} {
+		if r.Header.Get(h) != "" {
+			return false
+		}
+	}
+	return loopback(r.RemoteAddr)
 }
 
 func loopback(addr string) bool {

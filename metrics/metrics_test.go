@@ -25,19 +25,25 @@ func TestHandlerGuardsAndCounts(t *testing.T) {
 	m.Lease(func() bool { return false }, func() int { return 4 })
 	h := m.Handler("secret")
 	tests := []struct {
-		name, remote, auth string
-		want               int
+		name, remote, auth, forwarded string
+		want                          int
 	}{
-		{"loopback", "127.0.0.1:5000", "", http.StatusOK},
-		{"remote without token", "10.0.0.8:5000", "", http.StatusForbidden},
-		{"remote with wrong token", "10.0.0.8:5000", "Bearer nope", http.StatusForbidden},
-		{"remote with token", "10.0.0.8:5000", "Bearer secret", http.StatusOK},
+		{"loopback", "127.0.0.1:5000", "", "", http.StatusOK},
+		// A reverse proxy on the same host connects from loopback for anyone.
+		{"through a proxy on loopback", "127.0.0.1:5000", "", "203.0.113.7", http.StatusForbidden},
+		{"through a proxy on loopback, with the token", "127.0.0.1:5000", "Bearer secret", "203.0.113.7", http.StatusOK},
+		{"remote without token", "10.0.0.8:5000", "", "", http.StatusForbidden},
+		{"remote with wrong token", "10.0.0.8:5000", "Bearer nope", "", http.StatusForbidden},
+		{"remote with token", "10.0.0.8:5000", "Bearer secret", "", http.StatusOK},
 	}
 	for _, tt := range tests {
 		r := httptest.NewRequest("GET", "/metrics", nil)
 		r.RemoteAddr = tt.remote
 		if tt.auth != "" {
 			r.Header.Set("Authorization", tt.auth)
+		}
+		if tt.forwarded != "" {
+			r.Header.Set("X-Forwarded-For", tt.forwarded)
 		}
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
