@@ -14,7 +14,9 @@ const fetchWait = 10 * time.Second
 
 // eventsWritten re-publishes to this replica's browsers the events another
 // replica (or a takeover) wrote: "session_id first last application_name".
-// A session whose run lives here was published by its run loop already.
+// A session whose run lives here was published by its run loop already;
+// one that nothing here watches is not read at all (a page, inbox or MCP
+// client that starts to watch it later reads the log itself).
 func (n *Node) eventsWritten(payload string) {
 	f := strings.Fields(payload)
 	if len(f) < 3 {
@@ -31,14 +33,17 @@ func (n *Node) eventsWritten(payload string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), fetchWait)
 	defer cancel()
-	// The run loops' pool: this is live traffic, never behind a replay.
-	live := n.Store.Live()
-	evs, err := live.EventsBetween(ctx, sessionID, first, last)
+	projectID, err := n.projectOf(ctx, sessionID)
 	if err != nil {
 		n.Log.Warn("read events another replica wrote", "session_id", sessionID, "err", err)
 		return
 	}
-	projectID, err := n.projectOf(ctx, sessionID)
+	if !n.local().WatchesSession(sessionID, projectID) {
+		return
+	}
+	// The run loops' pool: this is live traffic, never behind a replay.
+	live := n.Store.Live()
+	evs, err := live.EventsBetween(ctx, sessionID, first, last)
 	if err != nil {
 		n.Log.Warn("read events another replica wrote", "session_id", sessionID, "err", err)
 		return

@@ -18,6 +18,9 @@ type Local interface {
 	CloseSession(sessionID string)
 	// Recheck has every socket here check its viewer's access now.
 	Recheck()
+	// WatchesSession says whether any browser or client here watches the
+	// session, or its project's asks.
+	WatchesSession(sessionID string, projectID int64) bool
 }
 
 // Signal kinds, on store.SignalsChannel.
@@ -191,3 +194,4 @@ type noLocal struct{}
 func (noLocal) RemoteViewers(string, string, []string, bool) {}
 func (noLocal) CloseSession(string)                          {}
 func (noLocal) Recheck()                                     {}
+func (noLocal) WatchesSession(string, int64) bool            { return true }

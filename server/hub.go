@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -72,14 +73,19 @@ type Hub struct {
 	HoldPerViewer time.Duration
 	subscribe     chan *Subscription
 	unsubscribe   chan *Subscription
-	publish       chan published
-	control       chan func(*hubState)
-	done          chan struct{}
+	// watching counts each topic's subscriptions, for Watches: one is
+	// counted before its Subscribe returns, and uncounted once dropped.
+	watchMu  sync.Mutex
+	watching map[string]int
+	publish  chan published
+	control  chan func(*hubState)
+	done     chan struct{}
 }
 
 // NewHub returns a Hub; Run must be running for it to deliver.
 func NewHub() *Hub {
-	return &Hub{Presence: presenceFrame, HoldPerViewer: holdPerViewer, subscribe: make(chan *Subscription), unsubscribe: make(chan *Subscription),
+	return &Hub{Presence: presenceFrame, HoldPerViewer: holdPerViewer, watching: map[string]int{},
+		subscribe: make(chan *Subscription), unsubscribe: make(chan *Subscription),
 		publish: make(chan published, 1024), control: make(chan func(*hubState), 64), done: make(chan struct{})}
 }
 
@@ -112,6 +118,7 @@ func (st *hubState) drop(s *Subscription) {
 		if _, ok := set[s]; ok {
 			delete(set, s)
 			close(s.c)
+			st.h.watch(s.sessionID, -1)
 			if len(set) == 0 {
 				delete(st.subs, s.sessionID)
 				st.forgetHold(s.sessionID)
@@ -230,14 +237,35 @@ func (h *Hub) Subscribe(ctx context.Context, sessionID string) (*Subscription, e
 func (h *Hub) SubscribeAs(ctx context.Context, sessionID, viewer string) (*Subscription, error) {
 	c, rc := make(chan Frame, subBuffer), make(chan struct{}, 1)
 	s := &Subscription{C: c, c: c, sessionID: sessionID, viewer: viewer, Recheck: rc, recheck: rc}
+	h.watch(sessionID, 1) // before the subscriber reads anything from the log
 	select {
 	case h.subscribe <- s:
 		return s, nil
 	case <-h.done:
+		h.watch(sessionID, -1)
 		return nil, context.Canceled
 	case <-ctx.Done():
+		h.watch(sessionID, -1)
 		return nil, ctx.Err()
 	}
+}
+
+// watch counts a subscription of topic in or out.
+func (h *Hub) watch(topic string, d int) {
+	h.watchMu.Lock()
+	defer h.watchMu.Unlock()
+	if h.watching[topic] += d; h.watching[topic] <= 0 {
+		delete(h.watching, topic)
+	}
+}
+
+// Watches says whether anything here subscribes to topic: a page, an
+// inbox or an MCP client. One that subscribes after it said no reads the
+// log after that, so it misses no event written before.
+func (h *Hub) Watches(topic string) bool {
+	h.watchMu.Lock()
+	defer h.watchMu.Unlock()
+	return h.watching[topic] > 0
 }
 
 // Unsubscribe stops delivery; s.C is then closed.

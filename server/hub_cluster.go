@@ -52,6 +52,13 @@ func (st *hubState) remoteNames(sessionID string) []string {
 	return names
 }
 
+// WatchesSession says whether anything here watches the session or its
+// project's asks (cluster.Local): events another replica wrote are read
+// from the log only for a session watched here.
+func (h *Hub) WatchesSession(sessionID string, projectID int64) bool {
+	return h.Watches(sessionID) || h.Watches(projectTopic(projectID))
+}
+
 // CloseSession ends every subscription of the session here: its pages
 // reconnect and load it again (an archived session, say).
 func (h *Hub) CloseSession(sessionID string) {

@@ -132,3 +132,102 @@ func TestHubHoldsNothingForASmallAudience(t *testing.T) {
 		}
 	}
 }
+
+// Presence is O(N): a thousand viewers joining at once get one presence
+// frame each (the joins of a moment are gathered), not one per join, and
+// one leaving sends one more to each of the others. Before it was
+// gathered, a thousand joins sent 501,500 frames.
+func TestHubPresenceFramesGrowLinearly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h, _ := runHub(t)
+		const n = 1000
+		subs := make([]*Subscription, n)
+		for i := range subs {
+			s, err := h.SubscribeAs(t.Context(), "s", fmt.Sprintf("viewer %d", i))
+			if err != nil {
+				t.Fatal(err)
+			}
+			subs[i] = s
+		}
+		time.Sleep(3 * presenceDelay)
+		synctest.Wait()
+		presences := func(subs []*Subscription) (frames int) {
+			for i, s := range subs {
+				for len(s.C) > 0 {
+					f := <-s.C
+					if f.Seq != 0 || !strings.Contains(string(f.Data), "viewer 999") {
+						t.Fatalf("viewer %d got a frame that is not the full presence list: %.80q", i, f.Data)
+					}
+					frames++
+				}
+			}
+			return frames
+		}
+		if got := presences(subs); got != n {
+			t.Fatalf("%d viewers joining sent %d presence frames, want %d (one each)", n, got, n)
+		}
+		h.Unsubscribe(subs[0])
+		time.Sleep(3 * presenceDelay)
+		synctest.Wait()
+		if got := presences(subs[1:]); got != n-1 {
+			t.Fatalf("one viewer leaving sent %d presence frames to the %d others, want one each", got, n-1)
+		}
+	})
+}
+
+// Watches counts what subscribes to a topic from before Subscribe returns
+// until the subscription ends, however it ends: the cluster reads another
+// replica's events only for a session watched here (cluster/fanout.go).
+func TestHubWatches(t *testing.T) {
+	h, _ := runHub(t)
+	waitUnwatched := func(topic string) {
+		t.Helper()
+		for deadline := time.Now().Add(5 * time.Second); h.Watches(topic); time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s is still watched", topic)
+			}
+		}
+	}
+	if h.Watches("s") || h.WatchesSession("s", 7) {
+		t.Fatal("an empty hub watches s")
+	}
+	a, err := h.Subscribe(t.Context(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := h.SubscribeAs(t.Context(), "s", "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.Watches("s") || !h.WatchesSession("s", 7) || h.Watches("other") {
+		t.Fatal("s is not watched, or another topic is, once s has subscribers")
+	}
+	h.Unsubscribe(a)
+	if !h.Watches("s") {
+		t.Fatal("s is not watched while it still has a subscriber")
+	}
+	h.CloseSession("s") // an archived session: its sockets close
+	waitUnwatched("s")
+	if _, open := <-b.C; open {
+		t.Fatal("the closed session's subscription got a frame")
+	}
+	// A project's inbox watches the asks of every session of the project.
+	inbox, err := h.Subscribe(t.Context(), projectTopic(7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !h.WatchesSession("s", 7) || h.WatchesSession("s", 8) {
+		t.Fatal("a session of project 7 is not watched through the project's inbox, or one of project 8 is")
+	}
+	// A subscriber too slow to keep up is dropped, and no longer counts.
+	for seq := int64(1); seq <= subBuffer+1; seq++ {
+		h.Publish(projectTopic(7), Frame{Seq: seq, Data: []byte("x")})
+	}
+	waitUnwatched(projectTopic(7))
+	h.Unsubscribe(inbox) // once more: counted out once
+	h.watchMu.Lock()
+	defer h.watchMu.Unlock()
+	if len(h.watching) != 0 {
+		t.Fatalf("left counted: %v", h.watching)
+	}
+}
