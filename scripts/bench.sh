@@ -81,7 +81,7 @@ run() {
 }
 
 echo "== machine: $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%FT%TZ)"
-all=(BenchmarkRunLoopThroughput BenchmarkStreamThroughput BenchmarkCLIAlone BenchmarkFanout BenchmarkJoinStorm
+all=(BenchmarkRunLoopThroughput BenchmarkStreamThroughput BenchmarkCLIAlone BenchmarkBrowserLongStream BenchmarkFanout BenchmarkJoinStorm
 	BenchmarkAnswerThroughReplica BenchmarkSessionMemory BenchmarkAskLatency)
 for b in "${@:-${all[@]}}"; do
 	run "$b"

@@ -169,7 +169,7 @@ func (e *env) postAs(u *testUser, path string, form url.Values) *http.Response {
 // browser starts a headless Chromium signed in as the env's member: the
 // sign-in cookie is set for the test server's host (every port of it, so
 // a proxy in front of the server gets it too).
-func (e *env) browser(t *testing.T) context.Context {
+func (e *env) browser(t testing.TB) context.Context {
 	t.Helper()
 	ctx := browser(t)
 	e.signInBrowser(t, ctx, e.user)
@@ -177,7 +177,7 @@ func (e *env) browser(t *testing.T) context.Context {
 }
 
 // signInBrowser gives the browser u's sign-in cookie.
-func (e *env) signInBrowser(t *testing.T, ctx context.Context, u *testUser) {
+func (e *env) signInBrowser(t testing.TB, ctx context.Context, u *testUser) {
 	t.Helper()
 	step(t, ctx, "set the sign-in cookie", chromedp.ActionFunc(func(ctx context.Context) error {
 		return network.SetCookie(sessionCookie, u.Cookie).WithURL(e.web.URL).WithHTTPOnly(true).

@@ -15,7 +15,7 @@ import (
 )
 
 // browser starts a headless Chromium for the test.
-func browser(t *testing.T) context.Context {
+func browser(t testing.TB) context.Context {
 	t.Helper()
 	bin := os.Getenv("PARLEY_CHROMIUM_BIN")
 	if bin == "" {
@@ -58,7 +58,7 @@ func browser(t *testing.T) context.Context {
 
 // step runs browser actions with a deadline and fails the test with a
 // screenshot of the page when they do not complete.
-func step(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action) {
+func step(t testing.TB, ctx context.Context, what string, actions ...chromedp.Action) {
 	t.Helper()
 	sctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
@@ -75,7 +75,7 @@ func step(t *testing.T, ctx context.Context, what string, actions ...chromedp.Ac
 }
 
 // artefactDir is where a test keeps screenshots: $PARLEY_ARTEFACTS or a temp dir.
-func artefactDir(t *testing.T) string {
+func artefactDir(t testing.TB) string {
 	dir := os.Getenv("PARLEY_ARTEFACTS")
 	if dir == "" {
 		return t.TempDir()

@@ -119,7 +119,7 @@ func noDialogs(t *testing.T, ctx context.Context) *[]string {
 	return seen
 }
 
-func startSession(t *testing.T, ctx context.Context, base, text string, wait chromedp.Action) {
+func startSession(t testing.TB, ctx context.Context, base, text string, wait chromedp.Action) {
 	t.Helper()
 	step(t, ctx, "start a session",
 		chromedp.Navigate(base+"/"),

@@ -88,6 +88,7 @@ func farmMain() int {
 	if rv != nil {
 		// The stream is over for the server; the remote viewers read it now.
 		fmt.Fprintf(out, "cpu %d\n", (cpuTime() - cpu0).Microseconds())
+		out.Flush() // the server's CPU is read when this arrives
 		if err := rv.reattach(); err != nil {
 			return fail(err)
 		}
@@ -103,6 +104,7 @@ func farmMain() int {
 		}
 	} else {
 		fmt.Fprintf(out, "cpu %d\n", (cpuTime() - cpu0).Microseconds())
+		out.Flush()
 	}
 	for _, v := range vs {
 		v.mu.Lock()

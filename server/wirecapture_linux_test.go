@@ -21,10 +21,35 @@ import (
 // It needs CAP_NET_RAW (the benchmark runs as root here).
 type wireCapture struct {
 	fd   int
+	port uint16 // the server's
 	stop chan struct{}
 	done chan struct{}
 	segs []wireSeg // the reader's until done is closed
 	err  error
+	// unstamped counts segments the kernel gave no time stamp.
+	unstamped int
+}
+
+// bigReceiveBuffer gives the socket a receive buffer of at least size, past
+// the system's limit (SO_RCVBUFFORCE, as root), or fails.
+func bigReceiveBuffer(fd, size int) error {
+	if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUFFORCE, size); err != nil {
+		return fmt.Errorf("a %d MiB receive buffer (the remote viewers need CAP_NET_ADMIN): %w", size>>20, err)
+	}
+	if got, err := syscall.GetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUF); err != nil || got < size {
+		return fmt.Errorf("a %d MiB receive buffer: got %d bytes (%v)", size>>20, got, err)
+	}
+	return nil
+}
+
+// probeWireCapture says why this machine cannot capture, if it cannot.
+func probeWireCapture() error {
+	fd, err := syscall.Socket(syscall.AF_PACKET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("a packet socket (the remote viewers need CAP_NET_RAW): %w", err)
+	}
+	defer syscall.Close(fd)
+	return bigReceiveBuffer(fd, 16<<20)
 }
 
 // Classic BPF's ancillary load of the packet type, and the type a packet
@@ -43,8 +68,9 @@ func startWireCapture(serverPort int) (*wireCapture, error) {
 	if err != nil {
 		return nil, err
 	}
-	proto := int(htons(syscall.ETH_P_ALL)) // only ETH_P_ALL sockets see frames being sent
-	fd, err := syscall.Socket(syscall.AF_PACKET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, proto)
+	// Protocol 0: the socket gets nothing until it is bound, after its
+	// filter is attached, so nothing unfiltered is queued on it.
+	fd, err := syscall.Socket(syscall.AF_PACKET, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("a packet socket (the remote viewers need CAP_NET_RAW): %w", err)
 	}
@@ -72,21 +98,18 @@ func startWireCapture(serverPort int) (*wireCapture, error) {
 	if err := syscall.AttachLsf(fd, prog); err != nil {
 		return fail(fmt.Errorf("attach the capture's filter: %w", err))
 	}
-	if err := syscall.Bind(fd, &syscall.SockaddrLinklayer{Protocol: htons(syscall.ETH_P_ALL), Ifindex: lo.Index}); err != nil {
-		return fail(err)
-	}
 	if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TIMESTAMPNS, 1); err != nil {
 		return fail(err)
 	}
 	// Room for what comes between two drains, and far more.
-	if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUFFORCE, 256<<20); err != nil {
-		_ = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUF, 256<<20)
+	if err := bigReceiveBuffer(fd, 256<<20); err != nil {
+		return fail(err)
 	}
-	// What matched before the filter was attached is dropped by the drop
-	// counter's first read; nothing of the server's can have: the viewers
-	// are idle while the capture starts.
-	_, _ = captureDrops(fd)
-	w := &wireCapture{fd: fd, stop: make(chan struct{}), done: make(chan struct{})}
+	// Only ETH_P_ALL sockets see the frames being sent.
+	if err := syscall.Bind(fd, &syscall.SockaddrLinklayer{Protocol: htons(syscall.ETH_P_ALL), Ifindex: lo.Index}); err != nil {
+		return fail(err)
+	}
+	w := &wireCapture{fd: fd, port: uint16(serverPort), stop: make(chan struct{}), done: make(chan struct{})}
 	go w.read()
 	return w, nil
 }
@@ -112,7 +135,10 @@ func (w *wireCapture) read() {
 				w.err = err
 				return
 			}
-			if s, ok := parseSegment(buf[:n], oob[:oobn]); ok {
+			if s, ok := parseSegment(buf[:n], oob[:oobn], w.port); ok {
+				if s.at == 0 {
+					w.unstamped++
+				}
 				w.segs = append(w.segs, s)
 			}
 		}
@@ -127,9 +153,10 @@ func (w *wireCapture) read() {
 	}
 }
 
-// parseSegment reads an IPv4 packet's TCP segment and the time stamp.
-func parseSegment(p, oob []byte) (wireSeg, bool) {
-	if len(p) < 20 {
+// parseSegment reads an IPv4 packet's TCP segment from port, and its time
+// stamp (0: none).
+func parseSegment(p, oob []byte, port uint16) (wireSeg, bool) {
+	if len(p) < 20 || p[0]>>4 != 4 || p[9] != syscall.IPPROTO_TCP {
 		return wireSeg{}, false
 	}
 	ihl, total := int(p[0]&0x0f)*4, int(binary.BigEndian.Uint16(p[2:]))
@@ -141,6 +168,9 @@ func parseSegment(p, oob []byte) (wireSeg, bool) {
 	if off < 20 || off > len(tcp) || off == len(tcp) {
 		return wireSeg{}, false // no data (an ACK)
 	}
+	if binary.BigEndian.Uint16(tcp) != port {
+		return wireSeg{}, false
+	}
 	s := wireSeg{port: binary.BigEndian.Uint16(tcp[2:]), seq: binary.BigEndian.Uint32(tcp[4:]),
 		data: append([]byte(nil), tcp[off:]...)}
 	if msgs, err := syscall.ParseSocketControlMessage(oob); err == nil {
@@ -150,9 +180,6 @@ func parseSegment(p, oob []byte) (wireSeg, bool) {
 				s.at = ts.Nano()
 			}
 		}
-	}
-	if s.at == 0 {
-		s.at = time.Now().UnixNano()
 	}
 	return s, true
 }
@@ -182,6 +209,8 @@ func (w *wireCapture) finish() ([]wireSeg, error) {
 		return nil, err
 	case drops > 0:
 		return nil, fmt.Errorf("the capture dropped %d segments", drops)
+	case w.unstamped > 0:
+		return nil, fmt.Errorf("the kernel gave %d captured segments no time stamp", w.unstamped)
 	}
 	return w.segs, nil
 }
@@ -203,8 +232,9 @@ func detach(c net.Conn) (int, error) {
 	if derr != nil {
 		return -1, derr
 	}
-	if err := syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUFFORCE, 16<<20); err != nil {
-		_ = syscall.SetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_RCVBUF, 16<<20)
+	if err := bigReceiveBuffer(fd, 16<<20); err != nil {
+		syscall.Close(fd)
+		return -1, err
 	}
 	c.Close() // out of the poller; the socket lives on in fd
 	return fd, nil

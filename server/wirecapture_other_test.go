@@ -12,6 +12,7 @@ type wireCapture struct{}
 
 var errNoWireCapture = errors.New("the remote viewers' capture needs Linux")
 
+func probeWireCapture() error                    { return errNoWireCapture }
 func startWireCapture(int) (*wireCapture, error) { return nil, errNoWireCapture }
 func (*wireCapture) finish() ([]wireSeg, error)  { return nil, errNoWireCapture }
 func detach(net.Conn) (int, error)               { return -1, errNoWireCapture }

@@ -30,15 +30,16 @@ func wireStreams(segs []wireSeg, ports map[uint16]bool, frame func(port uint16, 
 			f = &flow{next: s.seq}
 			flows[s.port] = f
 		}
-		d := int32(s.seq - f.next)
-		switch {
+		// A segment sent again would be timed by its first sending, which
+		// the viewer may never have had: the run's times could err early.
+		switch d := int32(s.seq - f.next); {
 		case d > 0:
 			return fmt.Errorf("port %d: %d bytes missing from the capture", s.port, d)
-		case int(-d) >= len(s.data):
-			continue // sent again, all of it already had
+		case d < 0:
+			return fmt.Errorf("port %d: the server sent %d bytes again (a segment was lost on the way)", s.port, min(-int(d), len(s.data)))
 		}
-		f.buf = append(f.buf, s.data[-d:]...)
-		f.next += uint32(len(s.data[-d:]))
+		f.buf = append(f.buf, s.data...)
+		f.next += uint32(len(s.data))
 		rest, err := splitFrames(f.buf, func(op byte, payload []byte) error {
 			frame(s.port, op, payload, s.at)
 			return nil
