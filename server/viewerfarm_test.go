@@ -189,12 +189,15 @@ func (rv *remoteViewers) onTheWire(last int64) ([]*seqViewer, error) {
 		out[i] = &seqViewer{every: true, at: make([]int64, rv.ready+1, 4096), arr: make([]int64, rv.ready+1, 4096)}
 		byPort[p], ports[p] = out[i], true
 	}
-	err = wireStreams(segs, ports, func(port uint16, op byte, payload []byte, at int64) {
+	resent, err := wireStreams(segs, ports, func(port uint16, op byte, payload []byte, at int64) {
 		if v := byPort[port]; v != nil && (op == websocket.TextMessage || op == 0) {
 			t := time.Unix(0, at)
 			v.record(payload, t, t)
 		}
 	})
+	if err == nil {
+		err = rv.capture.checkResent(resent)
+	}
 	if err != nil {
 		return nil, err
 	}

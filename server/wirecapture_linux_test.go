@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 	"unsafe"
@@ -28,6 +30,65 @@ type wireCapture struct {
 	err  error
 	// unstamped counts segments the kernel gave no time stamp.
 	unstamped int
+	// tcp0 and tcp are the kernel's TCP counters at the start and the end.
+	tcp0, tcp map[string]int64
+}
+
+// tcpLost are the kernel's counters of segments a receiver dropped (and
+// the sender must send again), and of packets the backlog dropped.
+var tcpLost = []string{"RcvPruned", "OfoPruned", "TCPBacklogDrop", "TCPOFODrop", "TCPZeroWindowDrop", "TCPRcvQDrop", "softnet_dropped"}
+
+// tcpCounters reads the kernel's TCP counters (TcpExt in /proc/net/netstat)
+// and the packets the input backlog dropped (/proc/net/softnet_stat).
+func tcpCounters() (map[string]int64, error) {
+	b, err := os.ReadFile("/proc/net/netstat")
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]int64{}
+	var names []string
+	for line := range strings.Lines(string(b)) {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] != "TcpExt:" {
+			continue
+		}
+		if names == nil {
+			names = f
+			continue
+		}
+		for i := 1; i < len(f) && i < len(names); i++ {
+			m[names[i]], _ = strconv.ParseInt(f[i], 10, 64)
+		}
+	}
+	if b, err = os.ReadFile("/proc/net/softnet_stat"); err != nil {
+		return nil, err
+	}
+	for line := range strings.Lines(string(b)) {
+		if f := strings.Fields(line); len(f) > 1 {
+			n, _ := strconv.ParseInt(f[1], 16, 64)
+			m["softnet_dropped"] += n
+		}
+	}
+	return m, nil
+}
+
+// checkResent makes sure the segments the server sent again (resent of
+// them, seen in the capture) had reached their viewer the first time, so
+// that timing them by their first sending errs not early: no receiver
+// dropped a segment meanwhile, and receivers said as many times that they
+// had the data already (D-SACK). On loopback nothing is lost on the way;
+// a viewer that reads nothing acknowledges late (delayed ACK), so the
+// server's tail loss probe sends its last segment again.
+func (w *wireCapture) checkResent(resent int) error {
+	for _, name := range tcpLost {
+		if d := w.tcp[name] - w.tcp0[name]; d != 0 {
+			return fmt.Errorf("the kernel counted %d %s while the stream went out: a segment may have reached its viewer only when sent again", d, name)
+		}
+	}
+	if d := w.tcp["TCPDSACKOldSent"] - w.tcp0["TCPDSACKOldSent"]; int64(resent) > d {
+		return fmt.Errorf("the server sent %d segments again, and receivers said they had %d of them already", resent, d)
+	}
+	return nil
 }
 
 // bigReceiveBuffer gives the socket a receive buffer of at least size, past
@@ -110,6 +171,9 @@ func startWireCapture(serverPort int) (*wireCapture, error) {
 		return fail(err)
 	}
 	w := &wireCapture{fd: fd, port: uint16(serverPort), stop: make(chan struct{}), done: make(chan struct{})}
+	if w.tcp0, err = tcpCounters(); err != nil {
+		return fail(err)
+	}
 	go w.read()
 	return w, nil
 }
@@ -202,6 +266,9 @@ func (w *wireCapture) finish() ([]wireSeg, error) {
 	<-w.done
 	drops, err := captureDrops(w.fd)
 	syscall.Close(w.fd)
+	if err == nil {
+		w.tcp, err = tcpCounters()
+	}
 	switch {
 	case w.err != nil:
 		return nil, w.err

@@ -14,8 +14,9 @@ type wireSeg struct {
 // and calls frame with each WebSocket frame's opcode and payload and when
 // the segment that completed it was sent. The capture began with each of
 // those streams between two frames (other sockets, begun since, start
-// with their HTTP handshake).
-func wireStreams(segs []wireSeg, ports map[uint16]bool, frame func(port uint16, op byte, payload []byte, at int64)) error {
+// with their HTTP handshake). A segment sent again keeps the time of its
+// first sending; resent counts them (see wireCapture.checkResent).
+func wireStreams(segs []wireSeg, ports map[uint16]bool, frame func(port uint16, op byte, payload []byte, at int64)) (resent int, err error) {
 	type flow struct {
 		next uint32
 		buf  []byte
@@ -30,24 +31,27 @@ func wireStreams(segs []wireSeg, ports map[uint16]bool, frame func(port uint16, 
 			f = &flow{next: s.seq}
 			flows[s.port] = f
 		}
-		// A segment sent again would be timed by its first sending, which
-		// the viewer may never have had: the run's times could err early.
-		switch d := int32(s.seq - f.next); {
+		d := int32(s.seq - f.next)
+		switch {
 		case d > 0:
-			return fmt.Errorf("port %d: %d bytes missing from the capture", s.port, d)
+			return resent, fmt.Errorf("port %d: %d bytes missing from the capture", s.port, d)
 		case d < 0:
-			return fmt.Errorf("port %d: the server sent %d bytes again (a segment was lost on the way)", s.port, min(-int(d), len(s.data)))
+			resent++
+			if int(-d) >= len(s.data) {
+				continue // all of it already had
+			}
 		}
-		f.buf = append(f.buf, s.data...)
-		f.next += uint32(len(s.data))
+		data := s.data[-min(d, 0):]
+		f.buf = append(f.buf, data...)
+		f.next += uint32(len(data))
 		rest, err := splitFrames(f.buf, func(op byte, payload []byte) error {
 			frame(s.port, op, payload, s.at)
 			return nil
 		})
 		if err != nil {
-			return fmt.Errorf("port %d: %w", s.port, err)
+			return resent, fmt.Errorf("port %d: %w", s.port, err)
 		}
 		f.buf = f.buf[:copy(f.buf, rest)]
 	}
-	return nil
+	return resent, nil
 }
