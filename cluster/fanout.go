@@ -15,8 +15,9 @@ const fetchWait = 10 * time.Second
 // eventsWritten re-publishes to this replica's browsers the events another
 // replica (or a takeover) wrote: "session_id first last application_name".
 // A session whose run lives here was published by its run loop already;
-// one that nothing here watches is not read at all (a page, inbox or MCP
-// client that starts to watch it later reads the log itself).
+// of one that nothing here watches only its asks are read, if an inbox of
+// its project is open here, and else nothing (a page, inbox or MCP client
+// that starts to watch it later reads the log itself).
 func (n *Node) eventsWritten(payload string) {
 	f := strings.Fields(payload)
 	if len(f) < 3 {
@@ -38,12 +39,18 @@ func (n *Node) eventsWritten(payload string) {
 		n.Log.Warn("read events another replica wrote", "session_id", sessionID, "err", err)
 		return
 	}
-	if !n.local().WatchesSession(sessionID, projectID) {
+	session, asks := n.local().Watching(sessionID, projectID)
+	var only []string
+	switch {
+	case session:
+	case asks:
+		only = askTypes
+	default:
 		return
 	}
 	// The run loops' pool: this is live traffic, never behind a replay.
 	live := n.Store.Live()
-	evs, err := live.EventsBetween(ctx, sessionID, first, last)
+	evs, err := live.EventsBetween(ctx, sessionID, first, last, only...)
 	if err != nil {
 		n.Log.Warn("read events another replica wrote", "session_id", sessionID, "err", err)
 		return
@@ -53,6 +60,9 @@ func (n *Node) eventsWritten(payload string) {
 			Payload: e.Payload, CreatedAt: e.CreatedAt})
 	}
 }
+
+// askTypes are the events an inbox is told of (server.publisher).
+var askTypes = []string{runner.TypeInputRequested, runner.TypeInputResolved, runner.TypeInputDetached}
 
 // projectOf returns the session's project, remembered: sessions never move.
 func (n *Node) projectOf(ctx context.Context, sessionID string) (int64, error) {

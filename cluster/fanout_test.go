@@ -15,13 +15,14 @@ import (
 	"parley/store/pgtest"
 )
 
-// watchedLocal is a replica's browsers that watch what watched says.
+// watchedLocal is a replica's browsers and clients, watching the session
+// or its project's asks as it says.
 type watchedLocal struct {
 	noLocal
-	watched bool
+	session, asks bool
 }
 
-func (l watchedLocal) WatchesSession(string, int64) bool { return l.watched }
+func (l watchedLocal) Watching(string, int64) (bool, bool) { return l.session, l.asks }
 
 // recordingPublisher keeps the seqs it was given.
 type recordingPublisher struct {
@@ -36,9 +37,10 @@ func (p *recordingPublisher) Publish(e runner.Event) {
 }
 
 // TestEventsReadOnlyWhereWatched: the events another replica wrote are
-// read from the log and shown here only while something here watches the
-// session (a page, an MCP client) or its project's asks (an inbox); a
-// replica where nobody does reads nothing of them.
+// read from the log and shown here while something here watches the
+// session (a page, an MCP client); where only an inbox of its project is
+// open, only its asks are; a replica where nothing watches either reads
+// nothing of them.
 func TestEventsReadOnlyWhereWatched(t *testing.T) {
 	ctx := t.Context()
 	st, err := store.Open(ctx, pgtest.New(t))
@@ -59,8 +61,10 @@ func TestEventsReadOnlyWhereWatched(t *testing.T) {
 		t.Fatal(err)
 	}
 	var evs []store.Event
-	for seq := int64(1); seq <= 3; seq++ {
-		evs = append(evs, store.Event{SessionID: sess.ID, Seq: seq, Type: "prompt", Payload: []byte(`{"text":"hi"}`), CreatedAt: time.Now()})
+	for seq, typ := range []string{"", "prompt", runner.TypeInputRequested, "stream_event", runner.TypeInputResolved} {
+		if seq > 0 {
+			evs = append(evs, store.Event{SessionID: sess.ID, Seq: int64(seq), Type: typ, Payload: []byte(`{"text":"hi"}`), CreatedAt: time.Now()})
+		}
 	}
 	if err := st.AppendEvents(ctx, evs); err != nil {
 		t.Fatal(err)
@@ -68,17 +72,20 @@ func TestEventsReadOnlyWhereWatched(t *testing.T) {
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	sup := runner.NewSupervisor(context.Background(), runner.Deps{Publisher: nopPublisher{}, Broker: askuser.NewBroker(), Log: log, RuntimeDir: t.TempDir()})
 	t.Cleanup(sup.Shutdown)
-	for _, watched := range []bool{false, true} {
+	for _, c := range []struct {
+		local watchedLocal
+		want  string
+	}{
+		{watchedLocal{}, "[]"},
+		{watchedLocal{asks: true}, "[2 4]"},
+		{watchedLocal{session: true}, "[1 2 3 4]"},
+		{watchedLocal{session: true, asks: true}, "[1 2 3 4]"},
+	} {
 		pub := &recordingPublisher{}
-		n := New(Config{TTL: time.Minute, DataDir: t.TempDir()}, Deps{Store: st, Supervisor: sup, Publisher: pub, Log: log,
-			Local: watchedLocal{watched: watched}})
-		n.eventsWritten(fmt.Sprintf("%s 1 3 other-replica", sess.ID))
-		want := 0
-		if watched {
-			want = 3
-		}
-		if len(pub.seqs) != want {
-			t.Errorf("watched here %v: %d events shown (%v), want %d", watched, len(pub.seqs), pub.seqs, want)
+		n := New(Config{TTL: time.Minute, DataDir: t.TempDir()}, Deps{Store: st, Supervisor: sup, Publisher: pub, Log: log, Local: c.local})
+		n.eventsWritten(fmt.Sprintf("%s 1 4 other-replica", sess.ID))
+		if got := fmt.Sprint(pub.seqs); got != c.want {
+			t.Errorf("session watched here %v, its asks %v: seqs %s shown, want %s", c.local.session, c.local.asks, got, c.want)
 		}
 	}
 }

@@ -50,7 +50,8 @@ type Deps struct {
 	Starter func(sessionID string) runner.Starter
 	Log     *slog.Logger
 	// Local shows other replicas' viewers and signals to this replica's
-	// browsers; nil = nobody (signal.go).
+	// browsers; nil = nobody to show them to, and every session counts as
+	// watched (signal.go).
 	Local Local
 	// TakenOver is told how many sessions a takeover moved; nil = nobody.
 	TakenOver func(sessions int)

@@ -18,9 +18,9 @@ type Local interface {
 	CloseSession(sessionID string)
 	// Recheck has every socket here check its viewer's access now.
 	Recheck()
-	// WatchesSession says whether any browser or client here watches the
-	// session, or its project's asks.
-	WatchesSession(sessionID string, projectID int64) bool
+	// Watching says whether a browser or client here watches the session,
+	// and whether one watches its project's asks (an inbox).
+	Watching(sessionID string, projectID int64) (session, asks bool)
 }
 
 // Signal kinds, on store.SignalsChannel.
@@ -194,4 +194,4 @@ type noLocal struct{}
 func (noLocal) RemoteViewers(string, string, []string, bool) {}
 func (noLocal) CloseSession(string)                          {}
 func (noLocal) Recheck()                                     {}
-func (noLocal) WatchesSession(string, int64) bool            { return true }
+func (noLocal) Watching(string, int64) (bool, bool)          { return true, true } // as if all were watched

@@ -32,6 +32,8 @@ func TestHandlerGuardsAndCounts(t *testing.T) {
 		// A reverse proxy on the same host connects from loopback for anyone.
 		{"through a proxy on loopback", "127.0.0.1:5000", "", "203.0.113.7", http.StatusForbidden},
 		{"through a proxy on loopback, with the token", "127.0.0.1:5000", "Bearer secret", "203.0.113.7", http.StatusOK},
+		{"through a proxy that says Forwarded", "127.0.0.1:5000", "", "Forwarded: for=203.0.113.7", http.StatusForbidden},
+		{"through a proxy that says X-Real-IP", "[::1]:5000", "", "X-Real-IP: 203.0.113.7", http.StatusForbidden},
 		{"remote without token", "10.0.0.8:5000", "", "", http.StatusForbidden},
 		{"remote with wrong token", "10.0.0.8:5000", "Bearer nope", "", http.StatusForbidden},
 		{"remote with token", "10.0.0.8:5000", "Bearer secret", "", http.StatusOK},
@@ -42,7 +44,9 @@ func TestHandlerGuardsAndCounts(t *testing.T) {
 		if tt.auth != "" {
 			r.Header.Set("Authorization", tt.auth)
 		}
-		if tt.forwarded != "" {
+		if name, value, ok := strings.Cut(tt.forwarded, ": "); ok {
+			r.Header.Set(name, value)
+		} else if tt.forwarded != "" {
 			r.Header.Set("X-Forwarded-For", tt.forwarded)
 		}
 		w := httptest.NewRecorder()

@@ -200,6 +200,7 @@ func (h *Hub) Run(ctx context.Context) error {
 			for _, set := range st.subs {
 				for s := range set {
 					close(s.c)
+					h.watch(s.sessionID, -1)
 				}
 			}
 			return nil
@@ -260,8 +261,9 @@ func (h *Hub) watch(topic string, d int) {
 }
 
 // Watches says whether anything here subscribes to topic: a page, an
-// inbox or an MCP client. One that subscribes after it said no reads the
-// log after that, so it misses no event written before.
+// inbox or an MCP client. One that subscribes after it said no reads what
+// it shows from the log after that (an MCP client reads the resource it
+// subscribed to), so it misses no event written before.
 func (h *Hub) Watches(topic string) bool {
 	h.watchMu.Lock()
 	defer h.watchMu.Unlock()

@@ -52,11 +52,13 @@ func (st *hubState) remoteNames(sessionID string) []string {
 	return names
 }
 
-// WatchesSession says whether anything here watches the session or its
-// project's asks (cluster.Local): events another replica wrote are read
-// from the log only for a session watched here.
-func (h *Hub) WatchesSession(sessionID string, projectID int64) bool {
-	return h.Watches(sessionID) || h.Watches(projectTopic(projectID))
+// Watching says whether anything here watches the session (a page, an MCP
+// client), and whether anything watches its project's asks (an inbox):
+// cluster.Local. Of the events another replica wrote, a replica reads
+// those of a session watched here, and only the asks of one whose project
+// is.
+func (h *Hub) Watching(sessionID string, projectID int64) (session, asks bool) {
+	return h.Watches(sessionID), h.Watches(projectTopic(projectID))
 }
 
 // CloseSession ends every subscription of the session here: its pages

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -188,7 +189,7 @@ func TestHubWatches(t *testing.T) {
 			}
 		}
 	}
-	if h.Watches("s") || h.WatchesSession("s", 7) {
+	if session, asks := h.Watching("s", 7); h.Watches("s") || session || asks {
 		t.Fatal("an empty hub watches s")
 	}
 	a, err := h.Subscribe(t.Context(), "s")
@@ -199,7 +200,7 @@ func TestHubWatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !h.Watches("s") || !h.WatchesSession("s", 7) || h.Watches("other") {
+	if session, asks := h.Watching("s", 7); !h.Watches("s") || !session || asks || h.Watches("other") {
 		t.Fatal("s is not watched, or another topic is, once s has subscribers")
 	}
 	h.Unsubscribe(a)
@@ -216,8 +217,11 @@ func TestHubWatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !h.WatchesSession("s", 7) || h.WatchesSession("s", 8) {
-		t.Fatal("a session of project 7 is not watched through the project's inbox, or one of project 8 is")
+	if session, asks := h.Watching("s", 7); session || !asks {
+		t.Fatal("the asks of a session of project 7 are not watched through the project's inbox, or the session is")
+	}
+	if _, asks := h.Watching("s", 8); asks {
+		t.Fatal("an inbox of project 7 watches the asks of project 8")
 	}
 	// A subscriber too slow to keep up is dropped, and no longer counts.
 	for seq := int64(1); seq <= subBuffer+1; seq++ {
@@ -229,5 +233,26 @@ func TestHubWatches(t *testing.T) {
 	defer h.watchMu.Unlock()
 	if len(h.watching) != 0 {
 		t.Fatalf("left counted: %v", h.watching)
+	}
+}
+
+// A hub that stops ends every subscription, and counts none any more.
+func TestHubWatchesNothingOnceStopped(t *testing.T) {
+	h := NewHub()
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { defer close(done); _ = h.Run(ctx) }()
+	s, err := h.Subscribe(t.Context(), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	<-done
+	if _, open := <-s.C; open || h.Watches("s") {
+		t.Fatalf("after the hub stopped: subscription open %v, s watched %v", open, h.Watches("s"))
+	}
+	h.Unsubscribe(s) // the page's deferred call: nothing to count out twice
+	if h.Watches("s") {
+		t.Fatal("s is watched again")
 	}
 }

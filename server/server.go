@@ -46,7 +46,7 @@ type Config struct {
 	RunsConfined  bool
 	SecureCookies bool   // set Secure on cookies even without TLS here (a TLS proxy in front)
 	Limits        Limits // per-user limits (limits.go); the zero value limits nothing
-	MetricsToken  string // bearer token for /metrics from non-loopback clients; "" = loopback only
+	MetricsToken  string // bearer token for /metrics from other hosts or through a proxy; "" = loopback only
 }
 
 // Server holds what the handlers need.

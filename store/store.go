@@ -100,7 +100,7 @@ func Open(ctx context.Context, databaseURL string) (*Store, error) {
 		cfg.MaxConns = 16
 	}
 	// The replica id names every connection, so the log's NOTIFY says which
-	// replica wrote the events (readers skip their own).
+	// replica wrote the events (for the logs; a replica knows its own runs).
 	replica := "r" + strings.ReplaceAll(uuid.NewString(), "-", "")[:12]
 	cfg.ConnConfig.RuntimeParams["application_name"] = "parley " + replica
 	liveCfg := cfg.Copy()

@@ -45,7 +45,7 @@ type config struct {
 	LogLevel        string
 	LeaseTTL        time.Duration // replicas: how long a lapsed replica keeps its sessions
 	DrainTimeout    time.Duration // graceful shutdown: how long turns in flight may take
-	MetricsToken    string        // bearer token for /metrics from other hosts; "" = loopback only
+	MetricsToken    string        // bearer token for /metrics from other hosts or through a proxy; "" = loopback only
 	MaxRuns         int           // live claude processes at once (PARLEY_MAX_RUNS)
 	RunNice         int           // CPU niceness of every run's process group (PARLEY_RUN_NICE)
 	Limits          server.Limits // per-user limits (limits.go)
