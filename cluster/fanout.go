@@ -14,21 +14,64 @@ const fetchWait = 10 * time.Second
 
 // eventsWritten re-publishes to this replica's browsers the events another
 // replica (or a takeover) wrote: "session_id first last application_name".
-// A session whose run lives here was published by its run loop already;
-// of one that nothing here watches only its asks are read, if an inbox of
-// its project is open here, and else nothing (a page, inbox or MCP client
-// that starts to watch it later reads the log itself).
+// It runs on the LISTEN goroutine, so it only queues the batch for the
+// session's feed: a read of the log that waits (a busy database) holds up
+// that session's later batches, never the requests, replies and signals
+// behind it on the connection, nor another session's events.
 func (n *Node) eventsWritten(payload string) {
 	f := strings.Fields(payload)
 	if len(f) < 3 {
 		return
 	}
-	sessionID := f[0]
-	first, err1 := strconv.ParseInt(f[1], 10, 64)
-	last, err2 := strconv.ParseInt(f[2], 10, 64)
-	if err1 != nil || err2 != nil {
+	b := batch{sessionID: f[0]}
+	var err1, err2 error
+	b.first, err1 = strconv.ParseInt(f[1], 10, 64)
+	b.last, err2 = strconv.ParseInt(f[2], 10, 64)
+	if err1 != nil || err2 != nil || b.last < b.first {
 		return
 	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	q, running := n.feeds[b.sessionID]
+	n.feeds[b.sessionID] = append(q, b)
+	if !running {
+		n.wg.Go(func() { n.feed(b.sessionID) })
+	}
+}
+
+// batch is the seqs of one NOTIFY of a session's events.
+type batch struct {
+	sessionID   string
+	first, last int64
+}
+
+// feed shows a session's announced batches in the order announced, those
+// that waited meanwhile in one read, until none is left.
+func (n *Node) feed(sessionID string) {
+	for {
+		n.mu.Lock()
+		q := n.feeds[sessionID]
+		if len(q) == 0 {
+			delete(n.feeds, sessionID)
+			n.mu.Unlock()
+			return
+		}
+		n.feeds[sessionID] = q[:0:0]
+		n.mu.Unlock()
+		first, last := q[0].first, q[0].last
+		for _, b := range q[1:] {
+			first, last = min(first, b.first), max(last, b.last)
+		}
+		n.show(sessionID, first, last)
+	}
+}
+
+// show publishes the session's events first..last here. A session whose
+// run lives here was published by its run loop already; of one that
+// nothing here watches only its asks are read, if an inbox of its project
+// is open here, and else nothing (a page, inbox or MCP client that starts
+// to watch it later reads the log itself).
+func (n *Node) show(sessionID string, first, last int64) {
 	if _, local := n.Supervisor.Live(sessionID); local {
 		return
 	}

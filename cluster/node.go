@@ -66,7 +66,10 @@ type Node struct {
 	mu       sync.Mutex
 	waiters  map[int64]waiter // forwarded requests awaiting their reply
 	projects map[string]int64 // session → project, for re-published events
-	wg       sync.WaitGroup   // requests being carried out for other replicas
+	// feeds are the announced batches of events waiting to be shown, by
+	// session; a session is here while its feed goroutine runs (fanout.go).
+	feeds map[string][]batch
+	wg    sync.WaitGroup // requests being carried out for other replicas
 	// outbox holds the viewer lists to signal, by session (signal.go).
 	outbox     map[string]viewers
 	outboxKick chan struct{}
@@ -104,7 +107,7 @@ func New(cfg Config, d Deps) *Node {
 		d.TakenOver = func(int) {}
 	}
 	return &Node{cfg: cfg, Deps: d, id: d.Store.Replica(), waiters: map[int64]waiter{},
-		projects: map[string]int64{}, outbox: map[string]viewers{}, outboxKick: make(chan struct{}, 1)}
+		projects: map[string]int64{}, feeds: map[string][]batch{}, outbox: map[string]viewers{}, outboxKick: make(chan struct{}, 1)}
 }
 
 // ID is this replica's id.
