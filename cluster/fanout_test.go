@@ -36,6 +36,25 @@ func (p *recordingPublisher) Publish(e runner.Event) {
 	p.seqs = append(p.seqs, e.Seq)
 }
 
+// projectStore opens a fresh database with one project of alice's.
+func projectStore(t *testing.T) (*store.Store, store.Project) {
+	t.Helper()
+	st, err := store.Open(t.Context(), pgtest.New(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(st.Close)
+	u, err := st.CreateUser(t.Context(), "alice@example.com", "alice", "x", true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := st.CreateProject(t.Context(), "p", u.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, p
+}
+
 // gatedPublisher holds the events of one session until open is closed.
 type gatedPublisher struct {
 	recordingPublisher
@@ -58,19 +77,7 @@ func (p *gatedPublisher) Publish(e runner.Event) {
 // shown after it, in order, read once.
 func TestEventsOfOneSessionWaitForNoOther(t *testing.T) {
 	ctx := t.Context()
-	st, err := store.Open(ctx, pgtest.New(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	u, err := st.CreateUser(ctx, "alice@example.com", "alice", "x", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := st.CreateProject(ctx, "p", u.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, p := projectStore(t)
 	var ids []string
 	for _, title := range []string{"stuck", "other"} {
 		sess, err := st.CreateSession(ctx, p.ID, title, "alice")
@@ -131,19 +138,7 @@ func TestEventsOfOneSessionWaitForNoOther(t *testing.T) {
 // nothing of them.
 func TestEventsReadOnlyWhereWatched(t *testing.T) {
 	ctx := t.Context()
-	st, err := store.Open(ctx, pgtest.New(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(st.Close)
-	u, err := st.CreateUser(ctx, "alice@example.com", "alice", "x", true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := st.CreateProject(ctx, "p", u.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	st, p := projectStore(t)
 	sess, err := st.CreateSession(ctx, p.ID, "s", "alice")
 	if err != nil {
 		t.Fatal(err)
