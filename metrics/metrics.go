@@ -207,11 +207,13 @@ func (m *Metrics) Event(sessionID, typ string, payload []byte, at time.Time) {
 }
 
 // Handler serves the metrics to loopback clients, or to others that send
-// "Authorization: Bearer <token>" when token is set.
-func (m *Metrics) Handler(token string) http.Handler {
+// "Authorization: Bearer <token>" when token is set. With tokenOnly, a
+// loopback client needs the token too (behind a same-host proxy that says
+// nothing of its clients).
+func (m *Metrics) Handler(token string, tokenOnly bool) http.Handler {
 	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !direct(r) && (token == "" ||
+		if (tokenOnly || !direct(r)) && (token == "" ||
 			subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+token)) != 1) {
 			http.Error(w, "metrics are served to loopback clients or with the metrics token", http.StatusForbidden)
 			return

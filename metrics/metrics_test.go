@@ -23,7 +23,7 @@ func TestHandlerGuardsAndCounts(t *testing.T) {
 	m.WSOpened()
 	m.TakenOver(2)
 	m.Lease(func() bool { return false }, func() int { return 4 })
-	h := m.Handler("secret")
+	h := m.Handler("secret", false)
 	tests := []struct {
 		name, remote, auth, forwarded string
 		want                          int
@@ -66,6 +66,23 @@ func TestHandlerGuardsAndCounts(t *testing.T) {
 			if !strings.Contains(body, want) {
 				t.Errorf("%s: exposition lacks %q", tt.name, want)
 			}
+		}
+	}
+	// Token only (PARLEY_METRICS_LOOPBACK=token): loopback needs it too.
+	strict := m.Handler("secret", true)
+	for _, tt := range []struct {
+		auth string
+		want int
+	}{{"", http.StatusForbidden}, {"Bearer nope", http.StatusForbidden}, {"Bearer secret", http.StatusOK}} {
+		r := httptest.NewRequest("GET", "/metrics", nil)
+		r.RemoteAddr = "127.0.0.1:5000"
+		if tt.auth != "" {
+			r.Header.Set("Authorization", tt.auth)
+		}
+		w := httptest.NewRecorder()
+		strict.ServeHTTP(w, r)
+		if w.Code != tt.want {
+			t.Errorf("token only, loopback with %q: status %d, want %d", tt.auth, w.Code, tt.want)
 		}
 	}
 }

@@ -27,5 +27,5 @@ func (s *Server) handleMetrics() http.Handler {
 	if s.metrics == nil {
 		return http.NotFoundHandler()
 	}
-	return s.metrics.Handler(s.cfg.MetricsToken)
+	return s.metrics.Handler(s.cfg.MetricsToken, s.cfg.MetricsTokenOnly)
 }

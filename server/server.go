@@ -47,6 +47,8 @@ type Config struct {
 	SecureCookies bool   // set Secure on cookies even without TLS here (a TLS proxy in front)
 	Limits        Limits // per-user limits (limits.go); the zero value limits nothing
 	MetricsToken  string // bearer token for /metrics from other hosts or through a proxy; "" = loopback only
+	// MetricsTokenOnly has loopback clients of /metrics send the token too.
+	MetricsTokenOnly bool
 }
 
 // Server holds what the handlers need.
