@@ -68,14 +68,9 @@ func TestBrowserLongStreamKeepsUp(t *testing.T) {
 // was recorded is a figure too.
 func BenchmarkBrowserLongStream(b *testing.B) {
 	chunks := benchInt("PARLEY_BENCH_DELTAS", 10000)
-	var sb strings.Builder
-	for i := range chunks {
-		fmt.Fprintf(&sb, "w%d ", i)
-	}
-	text := strings.TrimSpace(sb.String())
 	var mu sync.Mutex
 	var lastSent time.Time
-	e := newEnv(b, fakeapi.Scenario{{Text: text, Chunks: chunks, Sent: func(i int, at time.Time) {
+	e := newEnv(b, fakeapi.Scenario{{Text: words(chunks), Chunks: chunks, Sent: func(i int, at time.Time) {
 		if i == chunks-1 {
 			mu.Lock()
 			lastSent = at

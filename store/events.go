@@ -128,13 +128,9 @@ func appendEvents(ctx context.Context, q execer, evs []Event) error {
 // EventsBetween returns the session's events with first <= seq <= last, in
 // order; with types, only those of these types.
 func (s *Store) EventsBetween(ctx context.Context, sessionID string, first, last int64, types ...string) ([]Event, error) {
-	where := ""
+	where, args := "", []any{sessionID, first, last}
 	if len(types) > 0 {
-		where = ` AND type = ANY($4)`
-	}
-	args := []any{sessionID, first, last}
-	if len(types) > 0 {
-		args = append(args, types)
+		where, args = ` AND type = ANY($4)`, append(args, types)
 	}
 	rows, _ := s.pool.Query(ctx, `SELECT `+eventColumns+` FROM events
 		WHERE session_id = $1 AND seq BETWEEN $2 AND $3`+where+` ORDER BY seq`, args...)
