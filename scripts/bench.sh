@@ -7,7 +7,7 @@
 # Figures depend on the machine and on what else runs on it. Arguments, if
 # any, name the benchmarks to run (default: all).
 #
-#   scripts/bench.sh --readme          also rewrites the README's block of
+#   scripts/bench.sh --readme          also rewrites the block in docs/performance.md of
 #                                      figures (between the bench markers)
 #   scripts/bench.sh --readme-from F   rewrites it from F, the saved output
 #                                      of an earlier run, and runs nothing
@@ -17,20 +17,20 @@ if [[ "${1:-}" == "--readme-from" ]]; then
 fi
 cd "$(dirname "$0")/.."
 
-# readme writes the figures of the run saved in $1 between README.md's
+# readme writes the figures of the run saved in $1 between docs/performance.md's
 # "<!-- bench:begin -->" and "<!-- bench:end -->" lines.
 readme() {
 	if grep -qE '^(FAIL|panic)|^--- FAIL' "$1"; then
-		echo "a benchmark failed: README.md left as it was" >&2
+		echo "a benchmark failed: docs/performance.md left as it was" >&2
 		return 1
 	fi
-	if ! grep -q '<!-- bench:begin -->' README.md || ! grep -q '<!-- bench:end -->' README.md; then
-		echo "README.md has no bench markers" >&2
+	if ! grep -q '<!-- bench:begin -->' docs/performance.md || ! grep -q '<!-- bench:end -->' docs/performance.md; then
+		echo "docs/performance.md has no bench markers" >&2
 		return 1
 	fi
 	local block
 	block=$(mktemp)
-	trap 'rm -f "$block" README.md.new' RETURN
+	trap 'rm -f "$block" docs/performance.md.new' RETURN
 	awk '
 		/^== machine:/ { sub(/^== machine: /, ""); printf "Run of `scripts/bench.sh`: %s.\n\n| figure | value |\n|---|---|\n", $0; next }
 		/^figure: / {
@@ -47,9 +47,9 @@ readme() {
 		/<!-- bench:begin -->/ { print; while ((getline line < block) > 0) print line; skip = 1; next }
 		/<!-- bench:end -->/ { skip = 0 }
 		!skip { print }
-	' README.md >README.md.new
-	mv README.md.new README.md
-	echo "== README.md: figures rewritten from $1"
+	' docs/performance.md >docs/performance.md.new
+	mv docs/performance.md.new docs/performance.md
+	echo "== docs/performance.md: figures rewritten from $1"
 }
 
 case "${1:-}" in
