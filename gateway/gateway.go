@@ -1,9 +1,10 @@
 // Package gateway is Parley's model gateway: every claude run talks to the
 // Messages API through it, with a token of its own, so the real API key never
 // enters a run. The gateway checks the run's token, applies the per-project
-// and per-user request limits, forwards the request to the configured
-// upstream with the real credentials, streams the response back unbuffered,
-// and counts each project's requests and tokens.
+// and per-user request limits, the session's model and spending limits
+// (policy.go), forwards the request to the configured upstream with the
+// real credentials, streams the response back unbuffered, and counts and
+// prices each request's tokens, charging its session and project.
 package gateway
 
 import (
@@ -36,18 +37,24 @@ type Config struct {
 	// APIKey is sent upstream as x-api-key; AuthToken as "Authorization:
 	// Bearer" (the operator's ANTHROPIC_AUTH_TOKEN). Either, both or none.
 	APIKey, AuthToken string
-	ProjectRPM        int // model requests per minute per project; 0 = unlimited
+	ProjectRPM        int // model requests per minute per project; 0 = unlimited (serve's default is DefaultProjectRPM)
 	UserRPM           int // model requests per minute per user who started the turn; 0 = unlimited
+	MaxTokens         int // a request's max_tokens is lowered to this; 0 = DefaultMaxTokens
 }
 
 // Usage is what one forwarded request cost.
 type Usage struct {
 	Requests, InputTokens, OutputTokens, Limited int64
+	SessionID                                    string  // the run's session
+	CostUSD                                      float64 // the priced usage, charged to the session and project
 }
 
-// UsageSink stores a project's usage; the gateway calls it once per request.
+// UsageSink stores a project's usage and knows its rules: the gateway asks
+// Rules before it forwards a Messages API request and calls AddUsage once
+// the request is done.
 type UsageSink interface {
 	AddUsage(ctx context.Context, projectID int64, u Usage) error
+	Rules(ctx context.Context, projectID int64, sessionID string) (Rules, error)
 }
 
 // Notifier tells a session's page that its model request was refused.
@@ -71,6 +78,7 @@ type Gateway struct {
 	log    *slog.Logger
 	proxy  *httputil.ReverseProxy
 	limits *limiter
+	spends spends
 
 	// leaseHeld, if set, is asked before model traffic flows (SetLeaseCheck);
 	// waiting counts the requests and responses waiting for it.
@@ -168,22 +176,33 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if msg := g.admitRequest(gr); msg != "" {
-		if g.sink != nil {
-			g.record(gr.projectID, Usage{Limited: 1})
-		}
-		if g.notify != nil {
-			g.notify.LimitReached(gr.sessionID, msg)
-		}
-		// x-should-retry: false — the Anthropic SDKs honour it and give up
-		// at once instead of retrying a limit that will not lift in seconds.
-		w.Header().Set("x-should-retry", "false")
-		writeError(w, http.StatusTooManyRequests, "rate_limit_error", msg, false)
+		g.refuse(w, gr, msg)
 		return
 	}
-	// The Messages API takes up to 32 MB a request; nothing larger is forwarded.
-	r.Body = http.MaxBytesReader(w, r.Body, maxRequestBytes)
-	r = r.WithContext(context.WithValue(r.Context(), grantKey{}, granted{grant: gr, token: token}))
+	var rq request
+	if r.Method == http.MethodPost {
+		// The Messages API takes up to 32 MB a request; nothing larger is forwarded.
+		var release func()
+		var ok bool
+		if r, rq, release, ok = g.police(w, r, gr); !ok {
+			return
+		}
+		defer release() // once the response is done and charged
+	}
+	r = r.WithContext(context.WithValue(r.Context(), grantKey{}, granted{grant: gr, token: token, rq: rq}))
 	g.proxy.ServeHTTP(w, r)
+}
+
+// SetMaxTokens sets the cap on a request's max_tokens (Config.MaxTokens;
+// 0 = DefaultMaxTokens). Set it before runs start.
+func (g *Gateway) SetMaxTokens(n int) { g.cfg.MaxTokens = n }
+
+// maxTokens is the cap on a request's max_tokens.
+func (g *Gateway) maxTokens() int64 {
+	if g.cfg.MaxTokens > 0 {
+		return int64(g.cfg.MaxTokens)
+	}
+	return DefaultMaxTokens
 }
 
 // forwarded says whether r is model traffic the gateway passes upstream:
@@ -259,7 +278,7 @@ func (g *Gateway) modifyResponse(resp *http.Response) error {
 		return err
 	}
 	resp.Body = &leaseReader{rc: resp.Body, g: g, ctx: resp.Request.Context(), token: gr.token}
-	return g.countUsage(resp, gr.grant)
+	return g.countUsage(resp, gr)
 }
 
 // errRevoked refuses or cuts model traffic whose run's token was revoked
@@ -348,6 +367,7 @@ type grantKey struct{}
 type granted struct {
 	grant
 	token string
+	rq    request // what police read of the request
 }
 
 // record hands one request's usage to the sink, bounded in time.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,10 +16,15 @@ import (
 	"time"
 )
 
+// sink keeps usage per project and, as the server does, spending per
+// session against rules set per session (rules, spent).
 type sink struct {
-	mu sync.Mutex
-	u  map[int64]Usage
-	ch chan struct{}
+	mu    sync.Mutex
+	u     map[int64]Usage
+	ch    chan struct{}
+	rules map[string]Rules   // per session; none = no rules
+	limit map[string]float64 // per session: its spending limit in USD
+	spent map[string]float64 // per session: what the gateway charged
 }
 
 func (s *sink) AddUsage(_ context.Context, id int64, u Usage) error {
@@ -29,12 +35,33 @@ func (s *sink) AddUsage(_ context.Context, id int64, u Usage) error {
 	t.InputTokens += u.InputTokens
 	t.OutputTokens += u.OutputTokens
 	t.Limited += u.Limited
+	t.CostUSD += u.CostUSD
 	s.u[id] = t
+	if s.spent == nil {
+		s.spent = map[string]float64{}
+	}
+	s.spent[u.SessionID] += u.CostUSD
 	select {
 	case s.ch <- struct{}{}:
 	default:
 	}
 	return nil
+}
+
+func (s *sink) Rules(_ context.Context, _ int64, sessionID string) (Rules, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.rules[sessionID]
+	if !ok {
+		r = Rules{SessionLeftUSD: -1, ProjectLeftUSD: -1}
+	}
+	if l, ok := s.limit[sessionID]; ok {
+		r.SessionLeftUSD = max(l-s.spent[sessionID], 0)
+		if s.spent[sessionID] >= l {
+			r.Reached = fmt.Sprintf("This session has spent $%.2f, its limit is $%.2f.", s.spent[sessionID], l)
+		}
+	}
+	return r, nil
 }
 
 func (s *sink) get(id int64) Usage {
@@ -104,8 +131,12 @@ func TestGatewayForwardsWithTheRealKeyAndStreams(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("usage was not recorded")
 	}
-	if u := s.get(4); u != (Usage{Requests: 1, InputTokens: 15, OutputTokens: 7}) {
-		t.Errorf("usage = %+v", u)
+	// No model in the request: priced at the most expensive rate, $15 and
+	// $75 a million; the cache read at a tenth.
+	want := Usage{Requests: 1, InputTokens: 15, OutputTokens: 7, CostUSD: (12*15 + 3*1.5 + 7*75) / 1e6}
+	if u := s.get(4); u.Requests != want.Requests || u.InputTokens != want.InputTokens || u.OutputTokens != want.OutputTokens ||
+		math.Abs(u.CostUSD-want.CostUSD) > 1e-12 {
+		t.Errorf("usage = %+v, want %+v", u, want)
 	}
 
 	// Once the run has ended its token is worthless.
@@ -130,7 +161,7 @@ func TestGatewayAuthToken(t *testing.T) {
 	front := httptest.NewServer(g)
 	defer front.Close()
 	token, _ := g.Admit(1, "s", nil)
-	req, _ := http.NewRequest("POST", front.URL+"/v1/messages", nil)
+	req, _ := http.NewRequest("POST", front.URL+"/v1/messages", strings.NewReader(`{}`))
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -164,7 +195,7 @@ func TestGatewayLimits(t *testing.T) {
 	b, _ := g.Admit(1, "sb", func() string { return "bob" })
 	other, _ := g.Admit(2, "sc", func() string { return "bob" })
 	call := func(token string) int {
-		req, _ := http.NewRequest("POST", front.URL+"/v1/messages", nil)
+		req, _ := http.NewRequest("POST", front.URL+"/v1/messages", strings.NewReader(`{}`))
 		req.Header.Set("X-Api-Key", token)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {

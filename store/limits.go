@@ -39,14 +39,21 @@ type Spending struct {
 	TodayUSD   float64 // the project's turns since midnight UTC
 }
 
-// Spending returns the session's total cost and its project's cost today.
+// Spending returns the session's total cost and its project's cost today:
+// each the larger of what the CLI reported at the end of its turns and
+// what the model gateway charged for every request (ChargeModelUsage).
+// The gateway sees requests the CLI does not count (a tool's curl with
+// the run's token), the CLI prices what it ran by its own table: taking
+// the larger means neither can be skipped and nothing is counted twice.
 func (s *Store) Spending(ctx context.Context, sessionID string) (Spending, error) {
 	var sp Spending
 	err := s.pool.QueryRow(ctx, `
-		SELECT s.total_cost_usd, coalesce((
+		SELECT greatest(s.total_cost_usd, s.model_cost_usd), greatest(coalesce((
 			SELECT sum(c.cost_usd) FROM turn_costs c
 			WHERE c.project_id = s.project_id
-				AND c.created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'), 0)
+				AND c.created_at >= date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC'), 0), coalesce((
+			SELECT m.cost_usd FROM project_model_costs m
+			WHERE m.project_id = s.project_id AND m.day = (now() AT TIME ZONE 'UTC')::date), 0))
 		FROM sessions s WHERE s.id = $1`, sessionID).Scan(&sp.SessionUSD, &sp.TodayUSD)
 	if err != nil {
 		return Spending{}, fmt.Errorf("spending of session %s: %w", sessionID, notFound(err))

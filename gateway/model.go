@@ -1,0 +1,80 @@
+package gateway
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// The model rule. A project (or one of its sessions, when an owner chose
+// its model) may pin a model; the pin is what the CLI is started with
+// (--model), a full id such as claude-sonnet-4-5 or an alias such as
+// sonnet. With no pin any model is allowed, and spending limits bound the
+// cost. With a pin, a request may name:
+//   - the pinned id itself, or a dated snapshot of it (claude-sonnet-4-5
+//     allows claude-sonnet-4-5-20250929, not claude-sonnet-4-5-1);
+//   - for an alias (opus, sonnet, haiku, opusplan, with or without a
+//     "[1m]" suffix), any model of that family, since the CLI resolves
+//     an alias to whichever id its version prefers (2.1.328 sends
+//     claude-sonnet-5-5 for sonnet);
+//   - any Haiku model: the CLI's small fast model for side requests
+//     (titles, summaries); it is the cheapest family, so allowing it never
+//     costs more than the pin would.
+//
+// Everything else is refused, whoever asks: the CLI after `/model`, a
+// session created over MCP, a tool's curl.
+
+// aliases are the CLI's model aliases and the families each allows.
+var aliases = map[string][]string{
+	"opus": {"opus"}, "sonnet": {"sonnet"}, "haiku": {"haiku"},
+	"opusplan": {"opus", "sonnet"}, // opus while planning, sonnet otherwise
+}
+
+// dated is a dated snapshot suffix, as in claude-sonnet-4-5-20250929.
+var dated = regexp.MustCompile(`^-\d{8}$`)
+
+// ModelAllowed reports whether a request (or a session) may use model
+// when its session's pinned model is pin ("" = no pin).
+func ModelAllowed(pin, model string) bool {
+	pin, model = bare(pin), bare(model)
+	switch {
+	case pin == "" || model == pin:
+		return true
+	case family(model) == "haiku":
+		return true
+	}
+	if fams, ok := aliases[pin]; ok {
+		return slices.Contains(fams, family(model))
+	}
+	rest, ok := strings.CutPrefix(model, pin)
+	return ok && dated.MatchString(rest)
+}
+
+// AllowedModels says in words which models pin allows, for a refusal.
+func AllowedModels(pin string) string {
+	pin = bare(pin)
+	if fams, ok := aliases[pin]; ok {
+		return pin + " (any Claude " + strings.Join(fams, " or ") + " model) and the Haiku models"
+	}
+	return pin + " and the Haiku models"
+}
+
+// bare drops the CLI's "[1m]" context-window suffix and surrounding space.
+func bare(model string) string {
+	model = strings.TrimSpace(model)
+	if i := strings.IndexByte(model, '['); i >= 0 {
+		model = model[:i]
+	}
+	return strings.ToLower(model)
+}
+
+// family is the model family (opus, sonnet, haiku) a model id or alias
+// names, or "".
+func family(model string) string {
+	for _, part := range strings.FieldsFunc(model, func(r rune) bool { return r == '-' || r == '.' || r == '@' || r == ':' || r == '/' }) {
+		if part == "opus" || part == "sonnet" || part == "haiku" {
+			return part
+		}
+	}
+	return ""
+}
