@@ -4,10 +4,7 @@
 package metrics
 
 import (
-	"crypto/subtle"
 	"encoding/json"
-	"net"
-	"net/http"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,7 +12,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
 // Metrics holds Parley's collectors.
@@ -204,42 +200,4 @@ func (m *Metrics) Event(sessionID, typ string, payload []byte, at time.Time) {
 		}
 		m.exits.WithLabelValues(reason).Inc()
 	}
-}
-
-// Handler serves the metrics to loopback clients, or to others that send
-// "Authorization: Bearer <token>" when token is set. With tokenOnly, a
-// loopback client needs the token too (behind a same-host proxy that says
-// nothing of its clients).
-func (m *Metrics) Handler(token string, tokenOnly bool) http.Handler {
-	h := promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if (tokenOnly || !direct(r)) && (token == "" ||
-			subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+token)) != 1) {
-			http.Error(w, "metrics are served to loopback clients or with the metrics token", http.StatusForbidden)
-			return
-		}
-		h.ServeHTTP(w, r)
-	})
-}
-
-// direct says the request comes from this machine and not through a proxy
-// on it: a reverse proxy on the same host connects from loopback for every
-// client, and says so in a forwarding header, which the token must then
-// stand in for.
-func direct(r *http.Request) bool {
-	for _, h := range []string{"Forwarded", "X-Forwarded-For", "X-Real-Ip"} {
-		if r.Header.Get(h) != "" {
-			return false
-		}
-	}
-	return loopback(r.RemoteAddr)
-}
-
-func loopback(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// TestHandlerGuardsAndCounts: loopback and the token may scrape, others
-// may not; what was recorded is in the exposition.
+// TestHandlerGuardsAndCounts: loopback (with PARLEY_METRICS_LOOPBACK=open)
+// and the token may scrape, others may not; what was recorded is in the
+// exposition. TestLoopbackOwn covers the default.
 func TestHandlerGuardsAndCounts(t *testing.T) {
 	m := New(func() int { return 3 }, func() int { return 1 })
 	now := time.Now()
@@ -23,7 +24,7 @@ func TestHandlerGuardsAndCounts(t *testing.T) {
 	m.WSOpened()
 	m.TakenOver(2)
 	m.Lease(func() bool { return false }, func() int { return 4 })
-	h := m.Handler("secret", false)
+	h := m.Handler("secret", LoopbackOpen)
 	tests := []struct {
 		name, remote, auth, forwarded string
 		want                          int
@@ -69,7 +70,7 @@ func TestHandlerGuardsAndCounts(t *testing.T) {
 		}
 	}
 	// Token only (PARLEY_METRICS_LOOPBACK=token): loopback needs it too.
-	strict := m.Handler("secret", true)
+	strict := m.Handler("secret", LoopbackToken)
 	for _, tt := range []struct {
 		auth string
 		want int

@@ -21,11 +21,11 @@ func (s *Server) handleReady() http.Handler {
 	})
 }
 
-// handleMetrics serves Prometheus metrics to loopback clients, or with the
-// metrics token (PARLEY_METRICS_TOKEN).
+// handleMetrics serves Prometheus metrics with the metrics token
+// (PARLEY_METRICS_TOKEN), or to the loopback clients MetricsLoopback admits.
 func (s *Server) handleMetrics() http.Handler {
 	if s.metrics == nil {
 		return http.NotFoundHandler()
 	}
-	return s.metrics.Handler(s.cfg.MetricsToken, s.cfg.MetricsTokenOnly)
+	return s.metrics.Handler(s.cfg.MetricsToken, s.cfg.MetricsLoopback)
 }

@@ -47,8 +47,9 @@ type Config struct {
 	SecureCookies bool   // set Secure on cookies even without TLS here (a TLS proxy in front)
 	Limits        Limits // per-user limits (limits.go); the zero value limits nothing
 	MetricsToken  string // bearer token for /metrics from other hosts or through a proxy; "" = loopback only
-	// MetricsTokenOnly has loopback clients of /metrics send the token too.
-	MetricsTokenOnly bool
+	// MetricsLoopback says which loopback clients of /metrics need no
+	// token; the zero value admits only Parley's own uid and root.
+	MetricsLoopback metrics.Loopback
 }
 
 // Server holds what the handlers need.

@@ -31,25 +31,25 @@ import (
 // config is Parley's configuration: environment variables, which flags may
 // override.
 type config struct {
-	DatabaseURL      string
-	Addr             string
-	RelayAddr        string
-	ClaudeBin        string
-	DataDir          string
-	ClaudeConfigDir  string
-	AskTimeout       time.Duration
-	IdleTimeout      time.Duration
-	StallTimeout     time.Duration
-	AskUser          bool
-	SecureCookies    bool
-	LogLevel         string
-	LeaseTTL         time.Duration // replicas: how long a lapsed replica keeps its sessions
-	DrainTimeout     time.Duration // graceful shutdown: how long turns in flight may take
-	MetricsToken     string        // bearer token for /metrics from other hosts or through a proxy; "" = loopback only
-	MetricsTokenOnly bool          // PARLEY_METRICS_LOOPBACK=token: loopback clients need the token too
-	MaxRuns          int           // live claude processes at once (PARLEY_MAX_RUNS)
-	RunNice          int           // CPU niceness of every run's process group (PARLEY_RUN_NICE)
-	Limits           server.Limits // per-user limits (limits.go)
+	DatabaseURL     string
+	Addr            string
+	RelayAddr       string
+	ClaudeBin       string
+	DataDir         string
+	ClaudeConfigDir string
+	AskTimeout      time.Duration
+	IdleTimeout     time.Duration
+	StallTimeout    time.Duration
+	AskUser         bool
+	SecureCookies   bool
+	LogLevel        string
+	LeaseTTL        time.Duration    // replicas: how long a lapsed replica keeps its sessions
+	DrainTimeout    time.Duration    // graceful shutdown: how long turns in flight may take
+	MetricsToken    string           // bearer token for /metrics from other hosts or through a proxy; "" = loopback only
+	MetricsLoopback metrics.Loopback // PARLEY_METRICS_LOOPBACK: which loopback clients need no token
+	MaxRuns         int              // live claude processes at once (PARLEY_MAX_RUNS)
+	RunNice         int              // CPU niceness of every run's process group (PARLEY_RUN_NICE)
+	Limits          server.Limits    // per-user limits (limits.go)
 	isolationConfig
 }
 
@@ -89,16 +89,11 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		c.AskTimeout = d
 	}
 	c.MetricsToken = getenv("PARLEY_METRICS_TOKEN")
-	switch v := getenv("PARLEY_METRICS_LOOPBACK"); v {
-	case "", "open":
-	case "token":
-		if c.MetricsToken == "" {
-			return c, fmt.Errorf("PARLEY_METRICS_LOOPBACK=token needs PARLEY_METRICS_TOKEN")
-		}
-		c.MetricsTokenOnly = true
-	default:
-		return c, fmt.Errorf("PARLEY_METRICS_LOOPBACK: %q is neither open nor token", v)
+	lb, err := metricsLoopback(getenv("PARLEY_METRICS_LOOPBACK"), c.MetricsToken)
+	if err != nil {
+		return c, err
 	}
+	c.MetricsLoopback = lb
 	c.LeaseTTL = 15 * time.Second
 	if v := getenv("PARLEY_LEASE_TTL"); v != "" {
 		d, err := parseSeconds(v)
@@ -265,7 +260,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	srv, err = server.New(ctx, server.Config{DataDir: c.DataDir, ClaudeConfigDir: c.ClaudeConfigDir,
 		AskTimeout: c.AskTimeout, IdleTimeout: c.IdleTimeout, StallTimeout: c.StallTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies,
 		Limits: c.Limits, RelayURL: "http://" + relayLn.Addr().String() + "/ask", ModelURL: "http://" + relayLn.Addr().String(),
-		RunsConfined: isUIDSandbox(rc.Sandbox), MetricsToken: c.MetricsToken, MetricsTokenOnly: c.MetricsTokenOnly},
+		RunsConfined: isUIDSandbox(rc.Sandbox), MetricsToken: c.MetricsToken, MetricsLoopback: c.MetricsLoopback},
 		server.Deps{Store: st, Supervisor: sup, Runs: node, Stops: node, Hub: hub, Broker: broker, Metrics: met, Log: log, Expirer: expiry, Gateway: gw,
 			Tools: toolSandbox(rc.Sandbox)})
 	if err != nil {
