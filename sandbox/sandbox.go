@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -24,6 +23,7 @@ import (
 	"time"
 
 	"parley/runner"
+	"parley/sandbox/fdtree"
 )
 
 // DefaultRange is the uid range projects' runs get by default.
@@ -35,7 +35,7 @@ type Sandbox struct {
 	first, last int // the uid range; first itself is kept for the start-up check
 	binDir      string
 	log         *slog.Logger
-	toolWalked  sync.Map // dirs ConfineTool has walked whole once
+	walked      sync.Map // writable dirs walked whole once (ownWalkedOnce)
 }
 
 // Available reports whether uid isolation can work here: it needs root.
@@ -121,17 +121,25 @@ func (s *Sandbox) Confine(cmd *exec.Cmd, spec runner.Spec) error {
 		if d == "" {
 			continue
 		}
-		if err := own(d, uid, false); err != nil {
+		if err := s.own(d, uid, false, 0); err != nil {
 			return err
 		}
 	}
-	for _, d := range spec.WritableDirs {
-		// Always walked: Parley (as root) adds to these between runs (git
-		// worktree metadata), and the run must be able to write it.
-		if err := os.MkdirAll(d, 0o700); err != nil {
-			return fmt.Errorf("writable dir: %w", err)
+	// The run's TMPDIR, which the runner makes as root when it is missing,
+	// is the run's too, though home is the uid's already. A link there
+	// is the run's own doing, and not followed.
+	if spec.Home != "" {
+		err := s.own(filepath.Join(spec.Home, "tmp"), uid, false, 0o700)
+		if err != nil && !errors.Is(err, fdtree.ErrNotDir) {
+			return err
 		}
-		if err := own(d, uid, true); err != nil {
+	}
+	// Writable dirs (a worktree project's repository) are walked whole
+	// once per process: git runs as the uid (ConfineTool) and Parley's
+	// own writes there give what they make to the owner, but an older
+	// release ran git as root and may have left root's files.
+	for _, d := range spec.WritableDirs {
+		if err := s.ownWalkedOnce(d, uid, 0o700); err != nil {
 			return err
 		}
 	}
@@ -142,14 +150,7 @@ func (s *Sandbox) Confine(cmd *exec.Cmd, spec runner.Spec) error {
 		if path == "" {
 			continue
 		}
-		// Every directory between the data dir and the file must be
-		// enterable by the uid (serve keeps them in run/<replica>/).
-		for d := filepath.Dir(path); strings.HasPrefix(d, s.dataDir+string(filepath.Separator)); d = filepath.Dir(d) {
-			if err := os.Chmod(d, 0o711); err != nil {
-				return fmt.Errorf("ask_user config dir: %w", err)
-			}
-		}
-		if err := os.Lchown(path, uid, uid); err != nil {
+		if err := s.giveRunFile(path, uid); err != nil {
 			return fmt.Errorf("ask_user config: %w", err)
 		}
 	}
@@ -161,8 +162,8 @@ func (s *Sandbox) Confine(cmd *exec.Cmd, spec runner.Spec) error {
 // itself (git on its repository), as the project's uid, as its runs are:
 // the project's own directory (the parent of spec.ConfigDir), spec.Workspace
 // and spec.WritableDirs (made if missing) belong to the uid before it
-// starts. Unlike Confine it walks no tree whose top the uid owns already:
-// it runs on page loads.
+// starts. It walks each of those trees whole once per process only: it
+// runs on page loads.
 func (s *Sandbox) ConfineTool(cmd *exec.Cmd, spec runner.Spec) error {
 	uid, err := s.UID(spec.ProjectID)
 	if err != nil {
@@ -176,20 +177,16 @@ func (s *Sandbox) ConfineTool(cmd *exec.Cmd, spec runner.Spec) error {
 	if err := s.holdProjectDir(spec.ConfigDir); err != nil {
 		return err
 	}
-	for i, d := range append([]string{spec.Workspace}, spec.WritableDirs...) {
-		if d == "" {
-			continue
+	// Walked whole once per process: an older release ran tools as root
+	// and may have left its files there. A missing workspace stays
+	// missing: the tool fails.
+	if ws := spec.Workspace; ws != "" {
+		if err := s.ownWalkedOnce(ws, uid, 0); err != nil {
+			return err
 		}
-		if i > 0 { // a missing workspace stays missing: the tool fails
-			if err := os.MkdirAll(d, 0o700); err != nil {
-				return fmt.Errorf("tool dir: %w", err)
-			}
-		}
-		// Walked whole once per process: an older release ran tools as
-		// root and may have left its files there.
-		_, walked := s.toolWalked.LoadOrStore(d, true)
-		if err := own(d, uid, !walked); err != nil {
-			s.toolWalked.Delete(d)
+	}
+	for _, d := range spec.WritableDirs {
+		if err := s.ownWalkedOnce(d, uid, 0o700); err != nil {
 			return err
 		}
 	}
@@ -197,35 +194,13 @@ func (s *Sandbox) ConfineTool(cmd *exec.Cmd, spec runner.Spec) error {
 	return nil
 }
 
-// holdProjectDir keeps the project's own directory in the data dir (the
-// parent of its config dir, if there) Parley's, mode 0711: its runs may
-// enter it but not replace what is in it (their workspace, config dir,
-// home and worktrees, each the uid's) with a link to another project's,
-// which Parley would then follow.
-func (s *Sandbox) holdProjectDir(configDir string) error {
-	p := filepath.Dir(configDir)
-	if configDir == "" || filepath.Dir(p) != filepath.Join(s.dataDir, "projects") {
-		return nil
-	}
-	if err := os.MkdirAll(p, 0o711); err != nil {
-		return fmt.Errorf("project dir: %w", err)
-	}
-	fi, err := os.Lstat(p)
-	if err != nil {
-		return fmt.Errorf("project dir: %w", err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("project dir %s is not a directory", p)
-	}
-	if st := fi.Sys().(*syscall.Stat_t); int(st.Uid) != os.Geteuid() || int(st.Gid) != os.Getegid() {
-		if err := os.Lchown(p, os.Geteuid(), os.Getegid()); err != nil {
-			return fmt.Errorf("project dir: %w", err)
-		}
-	}
-	if fi.Mode().Perm() != 0o711 {
-		if err := os.Chmod(p, 0o711); err != nil {
-			return fmt.Errorf("project dir: %w", err)
-		}
+// ownWalkedOnce gives dir to uid (own), walking it whole the first time
+// in this process. With perm not 0, a missing dir is made.
+func (s *Sandbox) ownWalkedOnce(dir string, uid int, perm os.FileMode) error {
+	_, walked := s.walked.LoadOrStore(dir, true)
+	if err := s.own(dir, uid, !walked, perm); err != nil {
+		s.walked.Delete(dir)
+		return err
 	}
 	return nil
 }
@@ -236,44 +211,6 @@ func setCredential(cmd *exec.Cmd, uid int) {
 	}
 	// Groups empty: setgroups([]) drops root's supplementary groups.
 	cmd.SysProcAttr.Credential = &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid), Groups: []uint32{}}
-}
-
-// own gives dir and everything under it to uid (without following links)
-// and makes dir itself 0700. Unless always, a dir already owned by uid is
-// taken as done.
-func own(dir string, uid int, always bool) error {
-	fi, err := os.Lstat(dir)
-	if err != nil {
-		return fmt.Errorf("sandbox: %w", err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("sandbox: %s is not a directory", dir)
-	}
-	st := fi.Sys().(*syscall.Stat_t)
-	if always || int(st.Uid) != uid {
-		err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
-			}
-			info, err := d.Info()
-			if err != nil {
-				return err
-			}
-			if s := info.Sys().(*syscall.Stat_t); int(s.Uid) == uid && int(s.Gid) == uid {
-				return nil
-			}
-			return os.Lchown(p, uid, uid)
-		})
-		if err != nil {
-			return fmt.Errorf("sandbox: give %s to uid %d: %w", dir, uid, err)
-		}
-	}
-	if fi.Mode().Perm() != 0o700 {
-		if err := os.Chmod(dir, 0o700); err != nil {
-			return fmt.Errorf("sandbox: %w", err)
-		}
-	}
-	return nil
 }
 
 // Install makes the program at path startable by every project's uid. A

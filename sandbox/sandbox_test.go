@@ -90,13 +90,34 @@ func TestConfine(t *testing.T) {
 	if c := cmd.SysProcAttr.Credential; c == nil || c.Uid != uid || c.Gid != uid || c.Groups == nil || len(c.Groups) != 0 {
 		t.Errorf("credential = %+v", c)
 	}
-	// Parley (root) adds to a writable dir between runs; the next run owns it.
-	os.WriteFile(filepath.Join(spec.WritableDirs[0], "new"), nil, 0o644)
+	// A writable dir is walked whole once per process (git writes it as
+	// the uid): a root file there, as an older release's git left, is
+	// given at the first run after a start, and root walks the tree the
+	// runs write no more after that.
+	old := filepath.Join(spec.WritableDirs[0], "old")
+	os.WriteFile(old, nil, 0o644)
+	// The runner makes a missing TMPDIR (home/tmp) as root before Confine.
+	tmp := filepath.Join(spec.Home, "tmp")
+	os.RemoveAll(tmp)
+	os.Mkdir(tmp, 0o700)
 	if err := sb.Confine(exec.Command("true"), spec); err != nil {
 		t.Fatal(err)
 	}
-	if u, _ := owner(t, filepath.Join(spec.WritableDirs[0], "new")); u != uid {
-		t.Errorf("a new file in a writable dir belongs to %d", u)
+	if u, _ := owner(t, tmp); u != uid {
+		t.Errorf("the run's TMPDIR, made by root, belongs to %d", u)
+	}
+	if u, _ := owner(t, old); u != 0 {
+		t.Errorf("the second run's start walked the writable dir again (a root file there belongs to %d)", u)
+	}
+	restarted, err := New(data, "300000-300100", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := restarted.Confine(exec.Command("true"), spec); err != nil {
+		t.Fatal(err)
+	}
+	if u, _ := owner(t, old); u != uid {
+		t.Errorf("after a restart, a root file in a writable dir belongs to %d", u)
 	}
 }
 

@@ -103,10 +103,16 @@ func writeClaudeMD(dir, instructions string) error {
 }
 
 // writeIfChanged replaces name under root with data through a temporary
-// file, unless it already holds exactly that.
+// file, unless it already holds exactly that. The file gets the owner of
+// root's directory (fchown on the new file's descriptor), so that Parley,
+// as root, leaves no file of its own in a tree the project's uid owns.
 func writeIfChanged(root *os.Root, name string, old, data []byte) error {
 	if bytes.Equal(old, data) {
 		return nil
+	}
+	top, err := root.Stat(".")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", name, err)
 	}
 	tmp := ".parley-" + rand.Text()
 	f, err := root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
@@ -114,6 +120,9 @@ func writeIfChanged(root *os.Root, name string, old, data []byte) error {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	_, err = f.Write(data)
+	if st, ok := top.Sys().(*syscall.Stat_t); ok && os.Geteuid() == 0 {
+		err = errors.Join(err, f.Chown(int(st.Uid), int(st.Gid)))
+	}
 	err = errors.Join(err, f.Chmod(0o644), f.Close())
 	if err == nil {
 		err = root.Rename(tmp, name)

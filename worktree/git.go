@@ -189,6 +189,21 @@ func (g *Git) exclude(ctx context.Context, repo string) error {
 		return fmt.Errorf("info/exclude: %w", err)
 	}
 	defer root.Close()
+	// The repository's .git may say the common dir is anywhere (a gitdir
+	// file is the runs' to write): Parley writes only into one owned as
+	// the repository is, never into another user's repository.
+	owner, err := root.Stat(".")
+	if err != nil {
+		return fmt.Errorf("info/exclude: %w", err)
+	}
+	uid, gid := ownerOf(owner)
+	top, err := os.Stat(repo)
+	if err != nil {
+		return fmt.Errorf("info/exclude: %w", err)
+	}
+	if !sameOwner(top, owner) {
+		return nil // another user's: left alone
+	}
 	const path = "info/exclude"
 	old, err := safefile.ReadIn(root, path, maxExclude)
 	switch {
@@ -207,11 +222,6 @@ func (g *Git) exclude(ctx context.Context, repo string) error {
 	if len(add) == 0 {
 		return nil
 	}
-	owner, err := root.Stat(".")
-	if err != nil {
-		return fmt.Errorf("info/exclude: %w", err)
-	}
-	uid, gid := ownerOf(owner)
 	if _, err := root.Lstat("info"); errors.Is(err, fs.ErrNotExist) {
 		if err := root.Mkdir("info", 0o755); err != nil {
 			return fmt.Errorf("info/exclude: %w", err)
@@ -253,6 +263,13 @@ func ownerOf(fi fs.FileInfo) (uid, gid int) {
 		return int(st.Uid), int(st.Gid)
 	}
 	return os.Getuid(), os.Getgid()
+}
+
+// sameOwner reports whether a and b have one owner.
+func sameOwner(a, b fs.FileInfo) bool {
+	ua, _ := ownerOf(a)
+	ub, _ := ownerOf(b)
+	return ua == ub
 }
 
 // Remove deletes the worktree at dir and its metadata; its branch stays.

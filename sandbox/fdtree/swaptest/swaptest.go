@@ -14,6 +14,7 @@ import (
 	"runtime"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -29,6 +30,7 @@ type Attack struct {
 	Target string
 	uid    int
 	n      int
+	swaps  []time.Time // when each swap was done
 }
 
 // New lays out an attack on dir (made, given to uid) with n directories,
@@ -57,11 +59,11 @@ func New(t *testing.T, dir string, uid, n int) *Attack {
 // At the first event (the walk opening Dir, or changing an entry's
 // owner) it swaps the later half of the dirs, last first, for links to
 // Target. Start returns once the watch is in place; stop ends the
-// attacker and returns how many dirs it swapped.
-func (a *Attack) Start(t *testing.T) (stop func() int) {
+// attacker and returns when each swap was done.
+func (a *Attack) Start(t *testing.T) (stop func() []time.Time) {
 	t.Helper()
 	ready, done := make(chan error, 1), make(chan struct{})
-	result := make(chan int, 1)
+	result := make(chan []time.Time, 1)
 	go func() {
 		// The thread stays locked and so ends with the goroutine: its
 		// lowered fsuid never serves another goroutine.
@@ -71,14 +73,14 @@ func (a *Attack) Start(t *testing.T) (stop func() int) {
 	if err := <-ready; err != nil {
 		t.Fatalf("attacker: %v", err)
 	}
-	return func() int {
+	return func() []time.Time {
 		close(done)
 		return <-result
 	}
 }
 
 // attack runs on the attacker's thread; see Start.
-func (a *Attack) attack(ready chan<- error, done <-chan struct{}) int {
+func (a *Attack) attack(ready chan<- error, done <-chan struct{}) []time.Time {
 	// setfsgid first: once the fsuid is not 0, setfsgid still works (it
 	// needs CAP_SETGID, which a lowered fsuid keeps), but keep the order
 	// a process dropping privileges would use.
@@ -87,19 +89,19 @@ func (a *Attack) attack(ready chan<- error, done <-chan struct{}) int {
 	fd, err := unix.InotifyInit1(unix.IN_CLOEXEC | unix.IN_NONBLOCK)
 	if err != nil {
 		ready <- err
-		return 0
+		return nil
 	}
 	defer unix.Close(fd)
 	if _, err := unix.InotifyAddWatch(fd, a.Dir, unix.IN_OPEN|unix.IN_ATTRIB|unix.IN_ACCESS); err != nil {
 		ready <- err
-		return 0
+		return nil
 	}
 	ready <- nil
 	buf := make([]byte, 64<<10)
 	for {
 		select {
 		case <-done:
-			return 0
+			return nil
 		default:
 		}
 		pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
@@ -109,26 +111,26 @@ func (a *Attack) attack(ready chan<- error, done <-chan struct{}) int {
 		if _, err := unix.Read(fd, buf); err != nil {
 			continue
 		}
-		swapped := a.swap()
+		swaps := a.swap()
 		<-done
-		return swapped
+		return swaps
 	}
 }
 
 // swap replaces the later half of the dirs, last first, by links to
-// Target, and reports how many it replaced.
-func (a *Attack) swap() int {
-	swapped := 0
+// Target, and reports when it replaced each.
+func (a *Attack) swap() []time.Time {
+	var swaps []time.Time
 	for i := a.n - 1; i >= a.n/2; i-- {
 		name := filepath.Join(a.Dir, fmt.Sprintf("d%03d", i))
 		if unix.Rename(name, filepath.Join(a.Dir, fmt.Sprintf(".gone%03d", i))) != nil {
 			continue
 		}
 		if unix.Symlink(a.Target, name) == nil {
-			swapped++
+			swaps = append(swaps, time.Now())
 		}
 	}
-	return swapped
+	return swaps
 }
 
 // Broken reports, as a sentence, whether anything of Target left root:
@@ -146,17 +148,40 @@ func (a *Attack) Broken() string {
 	return ""
 }
 
+// Given reports, as a sentence, whether the walk failed to give the
+// tree's first directory and its files to the uid: "" if it gave them.
+// (The attacker swaps only the later half: the first is the walk's to do.)
+func (a *Attack) Given() string {
+	d := filepath.Join(a.Dir, "d000")
+	for _, p := range []string{d, filepath.Join(d, "f0")} {
+		var st syscall.Stat_t
+		if err := syscall.Lstat(p, &st); err != nil {
+			return fmt.Sprintf("%s: %v", p, err)
+		}
+		if int(st.Uid) != a.uid || int(st.Gid) != a.uid {
+			return fmt.Sprintf("%s belongs to %d:%d, not to %d", p, st.Uid, st.Gid, a.uid)
+		}
+	}
+	return ""
+}
+
 // Try lays out a fresh attack on dir (see New), starts the attacker, calls
-// walk, stops the attacker, and reports what broke ("" for nothing) and
-// how many dirs were swapped during the walk. walk's own error is
-// returned too: a walker may refuse what it met.
-func Try(t *testing.T, dir string, uid, n int, walk func() error) (broken string, swapped int, err error) {
+// walk, and stops the attacker. It returns the attack (to check with
+// Broken and Given), how many dirs were swapped before walk returned
+// (the attack raced the walk only if some were), and walk's own error:
+// a walker may refuse what it met.
+func Try(t *testing.T, dir string, uid, n int, walk func() error) (a *Attack, during int, err error) {
 	t.Helper()
-	a := New(t, dir, uid, n)
+	a = New(t, dir, uid, n)
 	stop := a.Start(t)
 	err = walk()
-	swapped = stop()
-	return a.Broken(), swapped, err
+	end := time.Now()
+	for _, at := range stop() {
+		if at.Before(end) {
+			during++
+		}
+	}
+	return a, during, err
 }
 
 // EnterableTempDir is a t.TempDir that other uids may enter (its parent,

@@ -1,0 +1,85 @@
+package worktree
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"parley/sandbox/fdtree/swaptest"
+)
+
+// TestMatchOwnerSwapAttack performs the swap attack (swaptest) on
+// MatchOwner: a run of the project, whose uid owns the workspace, swaps
+// directories of a session's worktree for links to root's directory
+// outside while Parley (as root) gives the worktree to the workspace's
+// owner. Root's directory must stay root's.
+func TestMatchOwnerSwapAttack(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	const uid, tries = 300007, 5
+	raced := 0
+	for try := range tries {
+		base := swaptest.EnterableTempDir(t)
+		workspace := filepath.Join(base, "workspace")
+		if err := os.Mkdir(workspace, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(workspace, uid, uid); err != nil {
+			t.Fatal(err)
+		}
+		// The worktree's top is root's (git ran as root), a directory in
+		// it the run's: the whole tree is walked.
+		dir := filepath.Join(base, "worktrees", "s1")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		a, during, err := swaptest.Try(t, filepath.Join(dir, "a"), uid, 300, func() error { return MatchOwner(dir, workspace) })
+		raced += during
+		if broken := a.Broken(); broken != "" {
+			t.Fatalf("try %d: %s (%d dirs swapped for links during the walk; walk error: %v)", try+1, broken, during, err)
+		}
+		if missed := a.Given(); missed != "" && err == nil {
+			t.Errorf("try %d: the walk did not do its work: %s", try+1, missed)
+		}
+		t.Logf("try %d: held; %d dirs swapped for links during the walk; walk error: %v", try+1, during, err)
+	}
+	if raced == 0 {
+		t.Error("no try swapped a dir while the walk was under way: the attack tested nothing")
+	}
+}
+
+// TestExcludeWritesNoOtherUsersRepository: a run may make its
+// repository's .git a gitdir file naming another user's repository; git
+// then names that one's common dir, and Parley, as root, must not add its
+// lines to that user's info/exclude.
+func TestExcludeWritesNoOtherUsersRepository(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	const uid = 300007
+	g, ctx := New(""), t.Context()
+	theirs := repo(t) // root's, say another user's
+	exclude := filepath.Join(theirs, ".git", "info", "exclude")
+	os.MkdirAll(filepath.Dir(exclude), 0o755)
+	os.WriteFile(exclude, []byte("# theirs\n"), 0o644)
+	mine := repo(t)
+	if err := os.RemoveAll(filepath.Join(mine, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, mine, ".git", "gitdir: "+filepath.Join(theirs, ".git")+"\n")
+	if err := filepath.Walk(mine, func(p string, _ os.FileInfo, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, uid)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.exclude(ctx, mine); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(exclude); string(got) != "# theirs\n" {
+		t.Errorf("another user's info/exclude was written: %q", got)
+	}
+}
