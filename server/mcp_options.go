@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"parley/askuser"
+	"parley/gateway"
 	"parley/mcpapi"
 	"parley/runner"
 	"parley/store"
@@ -17,12 +18,23 @@ import (
 // checkSessionOptions checks create_session's options against the project:
 // anything the project forbids is refused with the field named, never
 // silently widened. owner is true for the project's owners and admins, who
-// may pick any permission mode.
+// may pick any permission mode and model and add to the system prompt; a
+// member may pick only a model the project's pin allows (the gateway's
+// rule, gateway.ModelAllowed, which refuses any other at the model API
+// too) and may not add to the system prompt, which is the owners'
+// instructions to every run.
 func checkSessionOptions(p store.ProjectSettings, ms store.MCPSettings, owner bool, in mcpapi.CreateSessionInput) (store.SessionOptions, error) {
 	o := store.SessionOptions{Model: strings.TrimSpace(in.Model), PermissionMode: in.PermissionMode,
 		AllowedTools: in.AllowedTools, DisallowedTools: in.DisallowedTools, MaxTurns: in.MaxTurns, SystemPrompt: in.SystemPrompt}
 	if o.Model != "" && !modelPattern.MatchString(o.Model) {
 		return o, mcpapi.FieldError("model", "%q is not a model name", o.Model)
+	}
+	if !owner && o.Model != "" && !gateway.ModelAllowed(p.Model, o.Model) {
+		return o, mcpapi.FieldError("model", "members of this project may pick only %s, not %q; an owner can change the project's model",
+			gateway.AllowedModels(p.Model), o.Model)
+	}
+	if !owner && o.SystemPrompt != "" {
+		return o, mcpapi.FieldError("systemPrompt", "only the project's owners may add to the system prompt; an owner can set the project's instructions")
 	}
 	if o.PermissionMode != "" {
 		if !slices.Contains(permissionModes, o.PermissionMode) {
