@@ -22,7 +22,6 @@ import (
 	"parley/gateway"
 	"parley/metrics"
 	"parley/runner"
-	"parley/sandbox"
 	"parley/server"
 	"parley/store"
 	"parley/transcript"
@@ -70,7 +69,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		SecureCookies:   getenv("PARLEY_SECURE_COOKIES") == "1" || getenv("PARLEY_SECURE_COOKIES") == "true",
 		isolationConfig: isolationConfig{Upstream: getenv("ANTHROPIC_BASE_URL"), APIKey: getenv("ANTHROPIC_API_KEY"),
 			AuthToken: getenv("ANTHROPIC_AUTH_TOKEN"), Isolation: orDefault(getenv("PARLEY_ISOLATION"), "auto"),
-			UIDRange: orDefault(getenv("PARLEY_UID_RANGE"), sandbox.DefaultRange)},
+			UIDRange: getenv("PARLEY_UID_RANGE")}, // "" = the installation's own (uidrange.go)
 	}
 	for name, dst := range map[string]*int{"PARLEY_PROJECT_RPM": &c.ProjectRPM, "PARLEY_USER_RPM": &c.UserRPM} {
 		if v := getenv(name); v != "" {
@@ -144,7 +143,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	fs.IntVar(&c.ProjectRPM, "project-rpm", c.ProjectRPM, "model requests a minute per project, through the gateway (env PARLEY_PROJECT_RPM; 0 = no limit)")
 	fs.IntVar(&c.UserRPM, "user-rpm", c.UserRPM, "model requests a minute per user whose turn runs (env PARLEY_USER_RPM; 0 = no limit)")
 	fs.StringVar(&c.Isolation, "isolation", c.Isolation, "how runs are confined: uid (per-project uids, needs root), bwrap (bubblewrap), auto (uid as root, else bwrap if it works), off (env PARLEY_ISOLATION)")
-	fs.StringVar(&c.UIDRange, "uid-range", c.UIDRange, "uids for projects' runs, FIRST-LAST; project N runs as FIRST+N (env PARLEY_UID_RANGE)")
+	fs.StringVar(&c.UIDRange, "uid-range", c.UIDRange, "uids for projects' runs, FIRST-LAST; project N runs as FIRST+N (env PARLEY_UID_RANGE); empty = a random range kept for this installation")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env PARLEY_LOG_LEVEL)")
 	limitFlags(fs, &c)
 	if err := fs.Parse(args); err != nil {
@@ -226,6 +225,9 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	var sup *runner.Supervisor
 	met := metrics.New(func() int { return sup.Count() }, func() int { return sup.Queued() })
 	pub := server.NewMeteredPublisher(hub, met)
+	if c.UIDRange, err = settleUIDRange(ctx, c, st, log); err != nil {
+		return err
+	}
 	rc, gw, err := runEnvironment(ctx, c, st, claude, self, gateway.NotifyFunc(func(id, text string) { sup.LimitReached(id, text) }), log)
 	if err != nil {
 		return err
