@@ -48,6 +48,7 @@ type config struct {
 	MetricsLoopback metrics.Loopback // PARLEY_METRICS_LOOPBACK: which loopback clients need no token
 	MaxRuns         int              // live claude processes at once (PARLEY_MAX_RUNS)
 	RunNice         int              // CPU niceness of every run's process group (PARLEY_RUN_NICE)
+	MaxTokens       int              // cap on a model request's max_tokens at the gateway (PARLEY_MAX_TOKENS; gatewayconfig.go)
 	Limits          server.Limits    // per-user limits (limits.go)
 	isolationConfig
 }
@@ -70,6 +71,9 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 		isolationConfig: isolationConfig{Upstream: getenv("ANTHROPIC_BASE_URL"), APIKey: getenv("ANTHROPIC_API_KEY"),
 			AuthToken: getenv("ANTHROPIC_AUTH_TOKEN"), Isolation: orDefault(getenv("PARLEY_ISOLATION"), "auto"),
 			UIDRange: getenv("PARLEY_UID_RANGE")}, // "" = the installation's own (uidrange.go)
+	}
+	if err := parseGatewayLimits(&c, getenv); err != nil {
+		return c, err
 	}
 	for name, dst := range map[string]*int{"PARLEY_PROJECT_RPM": &c.ProjectRPM, "PARLEY_USER_RPM": &c.UserRPM} {
 		if v := getenv(name); v != "" {
@@ -146,6 +150,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	fs.StringVar(&c.UIDRange, "uid-range", c.UIDRange, "uids for projects' runs, FIRST-LAST; project N runs as FIRST+N (env PARLEY_UID_RANGE); empty = a random range kept for this installation")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env PARLEY_LOG_LEVEL)")
 	limitFlags(fs, &c)
+	gatewayFlags(fs, &c)
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -232,6 +237,8 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	if err != nil {
 		return err
 	}
+	// PARLEY_MAX_TOKENS: the cap on a model request's max_tokens.
+	gw.SetMaxTokens(c.MaxTokens)
 	rc.GuardExe = rc.SelfExe // no claude outlives this process (package guard)
 	rc.Nice = c.RunNice      // PARLEY_RUN_NICE; the guard sets it
 	// Logs are reconciled with Claude's transcripts before runs start and
