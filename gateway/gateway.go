@@ -79,6 +79,7 @@ type Gateway struct {
 	proxy  *httputil.ReverseProxy
 	limits *limiter
 	spends spends
+	told   notices
 
 	// leaseHeld, if set, is asked before model traffic flows (SetLeaseCheck);
 	// waiting counts the requests and responses waiting for it.

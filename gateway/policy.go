@@ -7,6 +7,8 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
+	"time"
 )
 
 // DefaultMaxTokens caps a request's max_tokens when Config.MaxTokens is 0.
@@ -148,15 +150,47 @@ func (g *Gateway) police(w http.ResponseWriter, r *http.Request, gr grant) (_ *h
 	return r, rq, release, true
 }
 
-// refuse answers 429 with msg and tells the session's page.
+// refuse answers 429 with msg and tells the session's page, once a
+// minute for the same msg (see told).
 func (g *Gateway) refuse(w http.ResponseWriter, gr grant, msg string) {
 	if g.sink != nil {
 		g.record(gr.projectID, Usage{Limited: 1, SessionID: gr.sessionID})
 	}
-	if g.notify != nil {
+	if g.notify != nil && g.told.first(gr.sessionID+"\x00"+msg, g.limits.now()) {
 		g.notify.LimitReached(gr.sessionID, msg)
 	}
 	// x-should-retry: false — the Anthropic SDKs honour it and give up
 	// at once instead of retrying a limit that will not lift in seconds.
 	writeError(w, http.StatusTooManyRequests, "rate_limit_error", msg, false)
+}
+
+// noticeEvery is how often a session's page is told the same refusal: a
+// loop of curls is refused every time, but its page shows one notice a
+// minute, not one a request.
+const noticeEvery = time.Minute
+
+// notices remembers when each session was last told each refusal.
+type notices struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+}
+
+// first reports whether key was not told within noticeEvery of now, and
+// notes it told; entries older than that are dropped.
+func (n *notices) first(key string, now time.Time) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.last == nil {
+		n.last = map[string]time.Time{}
+	}
+	if t, ok := n.last[key]; ok && now.Sub(t) < noticeEvery {
+		return false
+	}
+	for k, t := range n.last {
+		if now.Sub(t) >= noticeEvery {
+			delete(n.last, k)
+		}
+	}
+	n.last[key] = now
+	return true
 }

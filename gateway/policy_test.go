@@ -148,7 +148,8 @@ func TestGatewayCapsMaxTokens(t *testing.T) {
 // TestGatewayChargesAndEnforcesSpending: each response's usage is priced
 // by its model and charged to the session; once the session is over its
 // limit the next request gets 429 with the reason, its page is told, and
-// nothing goes upstream. Requests sent at once under a small limit go one
+// nothing goes upstream; the page is told once, not at every refusal.
+// Requests sent at once under a small limit go one
 // at a time: the second waits (429) while the first is under way.
 func TestGatewayChargesAndEnforcesSpending(t *testing.T) {
 	up := newRecorder(t, `{"input_tokens":1000,"cache_creation_input_tokens":100,"cache_read_input_tokens":1000}`)
@@ -196,7 +197,8 @@ func TestGatewayChargesAndEnforcesSpending(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(notices) != 4 || !strings.HasPrefix(notices[3], "s: This session has spent") {
+	// Told once for each reason: three refusals over the limit, one notice.
+	if len(notices) != 2 || !strings.HasPrefix(notices[1], "s: This session has spent") {
 		t.Errorf("notices = %q", notices)
 	}
 }
