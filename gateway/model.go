@@ -18,8 +18,12 @@ import (
 //     an alias to whichever id its version prefers (2.1.328 sends
 //     claude-sonnet-5-5 for sonnet);
 //   - any Haiku model: the CLI's small fast model for side requests
-//     (titles, summaries); it is the cheapest family, so allowing it never
-//     costs more than the pin would.
+//     (titles, summaries) is ANTHROPIC_DEFAULT_HAIKU_MODEL or its haiku
+//     alias (from the 2.1.328 binary's strings). Measured against the fake
+//     API, 2.1.328 in -p stream-json mode sends none in a turn, a --resume
+//     or `/model` (which sends a max_tokens 1 probe to the new model);
+//     Haiku is allowed for the versions and modes that do, and being the
+//     cheapest family it never costs more than the pin would.
 //
 // Everything else is refused, whoever asks: the CLI after `/model`, a
 // session created over MCP, a tool's curl.
