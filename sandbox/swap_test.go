@@ -82,6 +82,48 @@ func TestSwapAttack(t *testing.T) {
 	}
 }
 
+// TestFlipAttack performs the swap on the top of the walk: a run swaps
+// its session's worktree itself (the worktrees dir is the uid's) for a
+// link to root's directory and back, over and over, while Confine gives
+// the worktree to the uid. Root's directory must stay root's, mode and
+// all.
+func TestFlipAttack(t *testing.T) {
+	if !Available() {
+		t.Skip("needs root")
+	}
+	const uid, rounds = 300007, 300
+	data := filepath.Join(swaptest.EnterableTempDir(t), "data")
+	sb, err := New(data, "300000-300100", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := swapSpec(data, 7)
+	mkdirs(t, spec.ConfigDir, spec.Home)
+	a := swaptest.New(t, filepath.Join(data, "projects", "7", "worktrees"), uid, 1)
+	spec.Workspace = filepath.Join(a.Dir, "d000")
+	flips := 0
+	for round := range rounds {
+		// A worktree whose top is not the uid's yet, nor 0700: Confine
+		// walks it and sets its mode.
+		if err := os.Lchown(spec.Workspace, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(spec.Workspace, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		stop := a.Flip(t, "d000")
+		err := sb.Confine(exec.Command("true"), spec)
+		flips += stop()
+		if broken := a.Broken(); broken != "" {
+			t.Fatalf("round %d: %s (the top was a link %d times meanwhile; Confine: %v)", round+1, broken, flips, err)
+		}
+	}
+	if flips == 0 {
+		t.Error("the top was never a link while Confine ran: the attack tested nothing")
+	}
+	t.Logf("%d rounds held; the top was a link %d times meanwhile", rounds, flips)
+}
+
 // swapSpec is a run's spec for project id in data, its directories
 // not made.
 func swapSpec(data string, id int64) runner.Spec {

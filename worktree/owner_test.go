@@ -49,6 +49,44 @@ func TestMatchOwnerSwapAttack(t *testing.T) {
 	}
 }
 
+// TestMatchOwnerFlipAttack performs the swap on the top of the walk: a
+// run swaps the session's worktree itself (the worktrees dir is the
+// uid's) for a link to root's directory and back, over and over, while
+// MatchOwner gives the worktree to the workspace's owner.
+func TestMatchOwnerFlipAttack(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	const uid, rounds = 300007, 300
+	base := swaptest.EnterableTempDir(t)
+	workspace := filepath.Join(base, "workspace")
+	if err := os.Mkdir(workspace, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(workspace, uid, uid); err != nil {
+		t.Fatal(err)
+	}
+	a := swaptest.New(t, filepath.Join(base, "worktrees"), uid, 1)
+	dir := filepath.Join(a.Dir, "d000")
+	flips := 0
+	for round := range rounds {
+		// A worktree whose top is root's (git ran as root): walked.
+		if err := os.Lchown(dir, 0, 0); err != nil {
+			t.Fatal(err)
+		}
+		stop := a.Flip(t, "d000")
+		err := MatchOwner(dir, workspace)
+		flips += stop()
+		if broken := a.Broken(); broken != "" {
+			t.Fatalf("round %d: %s (the top was a link %d times meanwhile; MatchOwner: %v)", round+1, broken, flips, err)
+		}
+	}
+	if flips == 0 {
+		t.Error("the top was never a link while MatchOwner ran: the attack tested nothing")
+	}
+	t.Logf("%d rounds held; the top was a link %d times meanwhile", rounds, flips)
+}
+
 // TestExcludeWritesNoOtherUsersRepository: a run may make its
 // repository's .git a gitdir file naming another user's repository; git
 // then names that one's common dir, and Parley, as root, must not add its

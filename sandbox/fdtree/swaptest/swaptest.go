@@ -25,7 +25,7 @@ type Attack struct {
 	// project's uid owns it; dirs d000… in it belong to root, each
 	// holding root's files, so that the walk has work to do.
 	Dir string
-	// Target is root's directory outside the tree, mode 0700, holding
+	// Target is root's directory outside the tree, mode 0750, holding
 	// root's file "secret", mode 0600: what the links lead to.
 	Target string
 	uid    int
@@ -48,7 +48,8 @@ func New(t *testing.T, dir string, uid, n int) *Attack {
 			must(t, os.WriteFile(filepath.Join(d, fmt.Sprintf("f%d", j)), nil, 0o644))
 		}
 	}
-	must(t, os.Mkdir(a.Target, 0o700))
+	must(t, os.Mkdir(a.Target, targetMode))
+	must(t, os.Chmod(a.Target, targetMode))
 	must(t, os.WriteFile(filepath.Join(a.Target, "secret"), []byte("root only"), 0o600))
 	return a
 }
@@ -133,6 +134,64 @@ func (a *Attack) swap() []time.Time {
 	return swaps
 }
 
+// Flip starts an attacker (on its own thread with the uid's fsuid, as
+// Start's) that swaps the walk's own top, Dir's entry name, for a link to
+// Target and back, over and over, until stop; stop returns how many
+// times the link was put in place. Each swap is one renameat2
+// RENAME_EXCHANGE: the name is never missing, only a directory one
+// moment and a link the next. It is for a walk whose top is in Dir.
+func (a *Attack) Flip(t *testing.T, name string) (stop func() int) {
+	t.Helper()
+	done, result := make(chan struct{}), make(chan int, 1)
+	ready := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread ends with it
+		unix.Setfsgid(a.uid)
+		unix.Setfsuid(a.uid)
+		dir, link := filepath.Join(a.Dir, name), filepath.Join(a.Dir, ".link-"+name)
+		unix.Unlink(link)
+		if err := unix.Symlink(a.Target, link); err != nil {
+			ready <- err
+			return
+		}
+		ready <- nil
+		flips := 0
+		for {
+			select {
+			case <-done:
+				unix.Unlink(link) // after an even number of exchanges
+				result <- flips
+				return
+			default:
+			}
+			if unix.Renameat2(unix.AT_FDCWD, dir, unix.AT_FDCWD, link, unix.RENAME_EXCHANGE) != nil {
+				continue
+			}
+			flips++
+			dwell(flips)
+			for unix.Renameat2(unix.AT_FDCWD, dir, unix.AT_FDCWD, link, unix.RENAME_EXCHANGE) != nil {
+			}
+			dwell(flips + 1)
+		}
+	}()
+	if err := <-ready; err != nil {
+		t.Fatalf("attacker: %v", err)
+	}
+	return func() int {
+		close(done)
+		return <-result
+	}
+}
+
+// dwell spins for 0 to 63 µs (varied by i), so that the link and the
+// directory each stay in place for a while, at varying moments of the
+// walk.
+func dwell(i int) {
+	end := time.Now().Add(time.Duration(i*37%64) * time.Microsecond)
+	for time.Now().Before(end) {
+	}
+}
+
 // Broken reports, as a sentence, whether anything of Target left root:
 // "" if all of it is still root's.
 func (a *Attack) Broken() string {
@@ -145,8 +204,19 @@ func (a *Attack) Broken() string {
 			return fmt.Sprintf("%s, root's, now belongs to %d:%d", p, st.Uid, st.Gid)
 		}
 	}
+	fi, err := os.Lstat(a.Target)
+	if err != nil {
+		return err.Error()
+	}
+	if fi.Mode().Perm() != targetMode {
+		return fmt.Sprintf("%s, root's, mode %o, is %o now", a.Target, targetMode, fi.Mode().Perm())
+	}
 	return ""
 }
+
+// targetMode is Target's mode: no other uid may enter it (and any chmod
+// through a link shows).
+const targetMode = 0o750
 
 // Given reports, as a sentence, whether the walk failed to give the
 // tree's first directory and its files to the uid: "" if it gave them.
