@@ -19,7 +19,10 @@ import (
 // error_max_budget_usd), so each process gets what is left of the tighter
 // limit when it starts; the runner ends it when the CLI reports the limit,
 // and every prompt is checked here first, so a new turn never starts over
-// a limit.
+// a limit. The model gateway holds the same limits for every model request
+// a run makes, the CLI's and its tools' (a curl with the run's token): it
+// charges each response's priced usage (server/usage.go) and refuses the
+// next request once a limit is reached (gateway/policy.go).
 
 // prompt sends a member's turn, unless a spending limit is reached.
 func (s *Server) prompt(ctx context.Context, sess store.Session, text string, by runner.Author) error {
