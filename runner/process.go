@@ -37,6 +37,12 @@ type Spec struct {
 	// ModelURL and ModelToken are the run's ANTHROPIC_BASE_URL and
 	// ANTHROPIC_API_KEY: Parley's gateway and the run's own token.
 	ModelURL, ModelToken string
+	// Instructions is the text appended to the CLI's system prompt (the
+	// owner's prompt and the workspace's CLAUDE.md). It never goes in
+	// argv: the supervisor writes it to InstructionsPath, a 0600 file
+	// the sandbox gives to the run's uid, removed when the run ends.
+	Instructions     string
+	InstructionsPath string
 }
 
 // Config is the server-wide part of how claude is started.
@@ -119,6 +125,11 @@ func (c Config) args(s Spec) ([]string, error) {
 			return nil, fmt.Errorf("mcp config: %w", err)
 		}
 		args = append(args, "--mcp-config", string(mcp), "--allowedTools", "mcp__parley__ask_user,mcp__parley__ask_user_questions")
+	}
+	if s.InstructionsPath != "" {
+		// Measured on claude 2.1.328: the file's text reaches the
+		// request's system prompt (TestAppendSystemPromptFile).
+		args = append(args, "--append-system-prompt-file", s.InstructionsPath)
 	}
 	return append(args, s.ExtraArgs...), nil
 }

@@ -4,6 +4,7 @@
 //	parley migrate       apply pending database migrations and exit
 //	parley mcp-askuser   the ask_user MCP server Claude spawns (not for people)
 //	parley run-guard     starts a run's claude so it never outlives Parley (not for people)
+//	parley sandbox-relay a run's first process in bubblewrap: its way to the gateway (not for people)
 //	parley fake-model    a scripted fake Anthropic API, to try Parley without a key
 //	parley user          add, list, re-password and remove accounts
 //	parley project       add and list projects
@@ -22,6 +23,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"parley/sandbox"
 )
 
 func main() {
@@ -76,6 +79,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return mcpAskUser(ctx, getenv, stdin, stdout)
 	case "run-guard":
 		return runGuard(args[1:])
+	case sandbox.RelayCommand:
+		return sandboxRelay(args[1:])
 	case "fake-model":
 		return fakeModel(ctx, args[1:], stderr)
 	case "user":

@@ -233,7 +233,12 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	if c.UIDRange, err = settleUIDRange(ctx, c, st, log); err != nil {
 		return err
 	}
+	c.GatewaySocket = filepath.Join(runtimeDir, "gateway.sock") // how runs in bubblewrap reach the relay
 	rc, gw, err := runEnvironment(ctx, c, st, claude, self, gateway.NotifyFunc(func(id, text string) { sup.LimitReached(id, text) }), log)
+	if err != nil {
+		return err
+	}
+	gatewayLn, err := listenGateway(rc.Sandbox, c.GatewaySocket)
 	if err != nil {
 		return err
 	}
@@ -287,6 +292,9 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	g.Go(func() error { return node.Run(nodeCtx) })
 	g.Go(func() error { return serveHTTP(web, ln) })
 	g.Go(func() error { return serveHTTP(relay, relayLn) })
+	if gatewayLn != nil {
+		g.Go(func() error { return serveHTTP(relay, gatewayLn) })
+	}
 	g.Go(func() error { return expiry.Run(gctx, sup) })
 	g.Go(func() error { return srv.ListenAnswers(gctx) })
 	g.Go(func() error {
