@@ -226,10 +226,9 @@ func (g *Git) exclude(ctx context.Context, repo string) error {
 		if err := root.Mkdir("info", 0o755); err != nil {
 			return fmt.Errorf("info/exclude: %w", err)
 		}
-		if err := root.Chmod("info", 0o755); err != nil {
+		if err := ownInfo(root, uid, gid); err != nil {
 			return fmt.Errorf("info/exclude: %w", err)
 		}
-		_ = root.Lchown("info", uid, gid) // as root; otherwise it is ours already
 	}
 	text := "# Written by Parley: files it generates in every worktree.\n" + strings.Join(add, "\n") + "\n"
 	if len(old) > 0 && !bytes.HasSuffix(old, []byte("\n")) {
@@ -252,6 +251,22 @@ func (g *Git) exclude(ctx context.Context, repo string) error {
 	}
 	_, err = f.WriteString(text)
 	return err
+}
+
+// ownInfo makes the info dir Parley just made in root 0755 and gives it
+// to uid and gid, through its descriptor: the runs may have swapped it
+// for a link meanwhile (os.Root's Chmod would follow one).
+func ownInfo(root *os.Root, uid, gid int) error {
+	d, err := root.OpenFile("info", os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Chmod(0o755); err != nil {
+		return err
+	}
+	_ = d.Chown(uid, gid) // as root; otherwise it is ours already
+	return nil
 }
 
 // maxExclude bounds the info/exclude file Parley reads to add its lines.

@@ -3,6 +3,7 @@ package worktree
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"parley/sandbox/fdtree/swaptest"
@@ -119,5 +120,25 @@ func TestExcludeWritesNoOtherUsersRepository(t *testing.T) {
 	}
 	if got, _ := os.ReadFile(exclude); string(got) != "# theirs\n" {
 		t.Errorf("another user's info/exclude was written: %q", got)
+	}
+}
+
+// TestExcludeMakesAMissingInfoDir: a repository without .git/info gets
+// one (0755, the common dir's owner's) holding Parley's lines.
+func TestExcludeMakesAMissingInfoDir(t *testing.T) {
+	g, ctx := New(""), t.Context()
+	r := repo(t)
+	info := filepath.Join(r, ".git", "info")
+	if err := os.RemoveAll(info); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.exclude(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(info); err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o755 {
+		t.Fatalf("info dir: %v, %v", fi, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(info, "exclude")); !strings.Contains(string(b), "/CLAUDE.md\n") {
+		t.Errorf("info/exclude = %q, want Parley's lines", b)
 	}
 }
