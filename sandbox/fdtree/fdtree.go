@@ -126,9 +126,6 @@ func (d *Dir) Mkdir(name string, perm os.FileMode) error {
 // Close closes d.
 func (d *Dir) Close() error { return d.f.Close() }
 
-// Path is the name d was opened by, for messages.
-func (d *Dir) Path() string { return d.path }
-
 // Owner is d's owner and group, as d was opened.
 func (d *Dir) Owner() (uid, gid int) { return int(d.st.Uid), int(d.st.Gid) }
 
