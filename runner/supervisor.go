@@ -492,7 +492,7 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 		if unregister != nil {
 			unregister()
 		}
-		for _, path := range []string{r.spec.AskConfigPath, r.spec.MCPConfigPath} {
+		for _, path := range []string{r.spec.AskConfigPath, r.spec.MCPConfigPath, r.spec.InstructionsPath} {
 			if path == "" {
 				continue
 			}
@@ -500,6 +500,11 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 				r.log.Warn("remove ask_user config", "err", err)
 			}
 		}
+	}
+	if r.spec.InstructionsPath, err = writeInstructions(s.runtimeDir, r.spec.Instructions); err != nil {
+		cleanup()
+		cancel()
+		return nil, err
 	}
 	p, err := s.cfg.start(ctx, r.spec)
 	if err != nil {

@@ -10,8 +10,9 @@ import (
 )
 
 // SweepRunFiles removes the per-run files a crash left in the runtime dir
-// (the relay configs of `parley mcp-askuser`, ASK_USER_CONFIG, and the
-// --mcp-config files of HTTP ask_user) and returns how many it removed.
+// (the relay configs of `parley mcp-askuser`, ASK_USER_CONFIG, the
+// --mcp-config files of HTTP ask_user and the runs' instructions files)
+// and returns how many it removed.
 // Call it at start, before any run: their tokens are dead.
 func SweepRunFiles(dir string) (int, error) {
 	n, err := askuser.SweepConfigs(dir)
@@ -22,6 +23,11 @@ func SweepRunFiles(dir string) (int, error) {
 	if err != nil {
 		return n, fmt.Errorf("sweep run files: %w", err)
 	}
+	instructions, err := filepath.Glob(filepath.Join(dir, instructionsPrefix+"*.md"))
+	if err != nil {
+		return n, fmt.Errorf("sweep run files: %w", err)
+	}
+	paths = append(paths, instructions...)
 	for _, p := range paths {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return n, fmt.Errorf("sweep run files: %w", err)

@@ -146,7 +146,7 @@ func (s *Sandbox) Confine(cmd *exec.Cmd, spec runner.Spec) error {
 	// The run's token files (ask_user's relay config, or the --mcp-config
 	// of ask_user over HTTP) are 0600: given to the run's uid, readable by
 	// no other project's run.
-	for _, path := range []string{spec.AskConfigPath, spec.MCPConfigPath} {
+	for _, path := range []string{spec.AskConfigPath, spec.MCPConfigPath, spec.InstructionsPath} {
 		if path == "" {
 			continue
 		}

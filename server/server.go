@@ -230,7 +230,7 @@ func (s *Server) runOptions(ctx context.Context, sess store.Session) (runner.Opt
 	o := runner.Options{
 		Spec: runner.Spec{SessionID: sess.ID, ProjectID: sess.ProjectID, ClaudeSessionID: sess.ClaudeSessionID, Resume: sess.ClaudeStarted,
 			Workspace: workspace, ConfigDir: ConfigDir(s.cfg.DataDir, p.ID), ExtraArgs: claudeArgs(settings, ask),
-			Home: HomeDir(s.cfg.DataDir, p.ID)},
+			Home: HomeDir(s.cfg.DataDir, p.ID), Instructions: settings.AppendSystemPrompt}, // a 0600 file, never argv
 		AskTimeout: s.cfg.AskTimeout, PermissionTimeout: s.cfg.PermissionTimeout, IdleTimeout: s.cfg.IdleTimeout,
 		ModelURL: s.cfg.ModelURL, MayPrompt: s.mayPrompt(sess.ProjectID),
 	}

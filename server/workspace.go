@@ -138,10 +138,13 @@ func writeIfChanged(root *os.Root, name string, old, data []byte) error {
 // it is configured (the runner passes them; see runner.Config.args).
 var askTools = []string{"mcp__parley__ask_user", "mcp__parley__ask_user_questions"}
 
-// claudeArgs turns a project's options into CLI flags. In -p mode the CLI
-// denies an MCP tool that is not allowed, so when the project lists its own
-// allowed tools the ask tools join that list, and they are never passed
-// as disallowed while ask_user is on.
+// claudeArgs turns a project's options into CLI flags, all but the
+// appended system prompt: that goes to the run as a file
+// (runner.Spec.Instructions), since every process on the machine may read
+// another's arguments. In -p mode the CLI denies an MCP tool that is not
+// allowed, so when the project lists its own allowed tools the ask tools
+// join that list, and they are never passed as disallowed while ask_user
+// is on.
 func claudeArgs(c store.ProjectSettings, ask bool) []string {
 	var args []string
 	if c.Model != "" {
@@ -164,10 +167,6 @@ func claudeArgs(c store.ProjectSettings, ask bool) []string {
 	if len(deny) > 0 {
 		args = append(args, "--disallowedTools")
 		args = append(args, deny...)
-	}
-	if c.AppendSystemPrompt != "" {
-		// One argument with "=": the text may itself start with "-".
-		args = append(args, "--append-system-prompt="+c.AppendSystemPrompt)
 	}
 	if c.MaxTurns > 0 {
 		args = append(args, "--max-turns", strconv.Itoa(c.MaxTurns))

@@ -137,10 +137,10 @@ func TestClaudeArgs(t *testing.T) {
 		{"defaults", store.ProjectSettings{PermissionMode: "default"}, true, nil},
 		{"everything, ask_user on", full, true, []string{"--model", "claude-opus-4-1", "--permission-mode", "plan",
 			"--allowedTools", "Read", "Bash(git diff:*)", "mcp__parley__ask_user", "mcp__parley__ask_user_questions",
-			"--disallowedTools", "WebFetch", "--append-system-prompt=-be brief", "--max-turns", "12"}},
+			"--disallowedTools", "WebFetch", "--max-turns", "12"}},
 		{"everything, ask_user off", full, false, []string{"--model", "claude-opus-4-1", "--permission-mode", "plan",
 			"--allowedTools", "Read", "Bash(git diff:*)",
-			"--disallowedTools", "WebFetch", "mcp__parley__ask_user", "--append-system-prompt=-be brief", "--max-turns", "12"}},
+			"--disallowedTools", "WebFetch", "mcp__parley__ask_user", "--max-turns", "12"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
