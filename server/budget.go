@@ -24,8 +24,12 @@ import (
 // charges each response's priced usage (server/usage.go) and refuses the
 // next request once a limit is reached (gateway/policy.go).
 
-// prompt sends a member's turn, unless a spending limit is reached.
+// prompt sends a member's turn, unless the session is archived or a
+// spending limit is reached.
 func (s *Server) prompt(ctx context.Context, sess store.Session, text string, by runner.Author) error {
+	if err := s.refuseArchived(ctx, sess.ID); err != nil {
+		return err
+	}
 	if err := s.checkBudget(ctx, sess); err != nil {
 		return err
 	}

@@ -1,0 +1,54 @@
+package server
+
+import (
+	"net/http"
+	"net/url"
+	"testing"
+	"time"
+
+	"parley/runner/fakeapi"
+)
+
+// archivedSentence is how every surface refuses a prompt to an archived
+// session.
+const archivedSentence = "This session is archived"
+
+// TestArchivedSessionRefusesPrompts: once a member archives a session, a
+// prompt to it is refused with a sentence on every surface (the page's
+// WebSocket, its retry, MCP send_message over HTTP and through
+// `parley mcp`), and no claude starts for it. Restored, it takes prompts
+// again.
+func TestArchivedSessionRefusesPrompts(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "First answer."}, {Text: "Back at work."}}, envOptions{quiet: true})
+	sess := e.newSession()
+	w := e.dial(sess.ID, 0)
+	w.prompt("Start.")
+	w.waitFor(60*time.Second, "First answer.", "Done ·")
+	if res := e.post("/sessions/"+sess.ID+"/archive", url.Values{"archived": {"1"}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("archive: %s", res.Status)
+	}
+	w = e.dial(sess.ID, 0) // the archive reloads the page
+	w.prompt("Go on, though it is archived.")
+	w.waitFor(30*time.Second, archivedSentence)
+	w.send(map[string]any{"action": "retry"})
+	w.waitFor(30*time.Second, archivedSentence)
+
+	token := e.apiToken(e.user)
+	args := map[string]any{"sessionId": sess.ID, "message": "Go on over MCP."}
+	callErr(t, e.mcpClient(token, "", nil), "send_message", args, archivedSentence)
+	callErr(t, e.mcpStdio(token, "", nil), "send_message", args, archivedSentence)
+
+	if n := len(e.fake.Requests()); n != 1 {
+		t.Errorf("the model got %d requests, want only the one from before the archive", n)
+	}
+	if _, live := e.sup.Live(sess.ID); live {
+		t.Error("an archived session has a live run")
+	}
+
+	// Restored, the session takes prompts again.
+	if res := e.post("/sessions/"+sess.ID+"/archive", url.Values{"archived": {"0"}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("restore: %s", res.Status)
+	}
+	w.prompt("Go on now.")
+	w.waitFor(60*time.Second, "Back at work.")
+}
