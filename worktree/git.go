@@ -60,6 +60,14 @@ func (g *Git) In(env []string, jail Jail, scratch string) *Git {
 // trusted explicitly: -c safe.directory=*. Parley's own commands never
 // need the repository's hooks or file system monitor, so none runs.
 func (g *Git) run(ctx context.Context, dir string, env []string, args ...string) (string, error) {
+	return g.runInput(ctx, dir, env, "", args...)
+}
+
+// runInput is run with stdin as git's input ("" = none): how a commit
+// message reaches git, since every process of the machine may read
+// another's arguments (/proc/<pid>/cmdline) and a message holds a
+// session's title.
+func (g *Git) runInput(ctx context.Context, dir string, env []string, stdin string, args ...string) (string, error) {
 	pre := []string{"-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-C", dir}
 	// Bounded: the repository can make git wait (a FIFO where it reads).
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
@@ -74,6 +82,9 @@ func (g *Git) run(ctx context.Context, dir string, env []string, args ...string)
 		if err := g.jail(cmd); err != nil {
 			return "", fmt.Errorf("git %s: confine: %w", strings.Join(args, " "), err)
 		}
+	}
+	if stdin != "" {
+		cmd.Stdin = strings.NewReader(stdin)
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb

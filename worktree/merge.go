@@ -64,7 +64,14 @@ func (g *Git) Merge(ctx context.Context, repo, dir, branch, base string, c Commi
 		}
 		return false, err
 	}
-	if _, err := g.run(ctx, repo, env, "merge", "--no-ff", "--no-edit", "-m", c.Message, branch); err != nil {
+	// The message goes on stdin (runInput), which git merge does not read
+	// (-F - is a file named "-" to it, 2.39): merge without committing,
+	// then commit the merge with the message.
+	_, err = g.run(ctx, repo, env, "merge", "--no-ff", "--no-commit", branch)
+	if err == nil {
+		_, err = g.runInput(ctx, repo, env, c.Message, "commit", "-q", "--no-verify", "-F", "-")
+	}
+	if err != nil {
 		if _, statErr := os.Stat(filepath.Join(gitDir(ctx, g, repo), "MERGE_HEAD")); statErr == nil {
 			_, _ = g.run(ctx, repo, nil, "merge", "--abort")
 		}
@@ -84,7 +91,7 @@ func (g *Git) commitAll(ctx context.Context, dir string, env []string, msg strin
 	} else if exitCode(err) != 1 {
 		return err
 	}
-	_, err := g.run(ctx, dir, env, "commit", "-q", "--no-verify", "-m", msg)
+	_, err := g.runInput(ctx, dir, env, msg, "commit", "-q", "--no-verify", "-F", "-")
 	return err
 }
 
