@@ -134,7 +134,6 @@ func (b *Bubblewrap) Confine(cmd *exec.Cmd, s runner.Spec) error {
 // runs, with no gateway: it sees spec.Workspace and spec.WritableDirs (made
 // if missing), and nothing of the data directory or Parley's home besides.
 func (b *Bubblewrap) ConfineTool(cmd *exec.Cmd, s runner.Spec) error {
-	s.ConfigDir, s.Home = "", "" // a tool needs neither
 	if b.ids != nil {
 		if err := b.ids.ConfineTool(cmd, s); err != nil {
 			return err
@@ -142,6 +141,7 @@ func (b *Bubblewrap) ConfineTool(cmd *exec.Cmd, s runner.Spec) error {
 	} else if err := makeDirs(s.WritableDirs); err != nil {
 		return err
 	}
+	s.ConfigDir, s.Home = "", "" // a tool sees neither
 	return b.wrap(cmd, s, false)
 }
 
