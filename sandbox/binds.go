@@ -61,7 +61,7 @@ func runBinds(s runner.Spec, programs, hide []string) []string {
 			ms = append(ms, mount{"--bind", filepath.Clean(d)})
 		}
 	}
-	for _, f := range append(programs, s.AskConfigPath, s.MCPConfigPath) {
+	for _, f := range append(programs, s.AskConfigPath, s.MCPConfigPath, s.InstructionsPath) {
 		if f != "" && !isSystem(f) && exists(f) {
 			ms = append(ms, mount{"--ro-bind", filepath.Clean(f)})
 		}
