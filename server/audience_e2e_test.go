@@ -28,7 +28,7 @@ type orderViewer struct {
 	err  error
 }
 
-var deltaFragment = regexp.MustCompile(`<div hx-swap-oob="beforeend:#events \.live \.body">([^<]*)</div>`)
+var deltaFragment = regexp.MustCompile(`<div hx-swap-oob="beforeend:#m-[A-Za-z0-9_-]+ \.body">([^<]*)</div>`)
 
 // read records every message of the socket until it fails.
 func (o *orderViewer) read(v *seqViewer) error {

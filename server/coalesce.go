@@ -19,6 +19,7 @@ const maxCoalesce = 512
 type coalescer struct {
 	buf       bytes.Buffer
 	delta     strings.Builder
+	deltaMsg  string // the message the gathered delta belongs to
 	deltaSeq  int64
 	hasFrames bool
 }
@@ -26,8 +27,11 @@ type coalescer struct {
 func (c *coalescer) add(f Frame) {
 	c.hasFrames = true
 	if f.IsDelta {
+		if f.Msg != c.deltaMsg {
+			c.flushDelta()
+		}
 		c.delta.WriteString(f.Delta)
-		c.deltaSeq = f.Seq
+		c.deltaMsg, c.deltaSeq = f.Msg, f.Seq
 		return
 	}
 	c.flushDelta()
@@ -41,7 +45,7 @@ func (c *coalescer) flushDelta() {
 		return
 	}
 	ctx := context.Background()
-	_ = views.TextDelta(c.delta.String()).Render(ctx, &c.buf)
+	_ = views.TextDelta(c.deltaMsg, c.delta.String()).Render(ctx, &c.buf)
 	_ = views.LastSeq(c.deltaSeq).Render(ctx, &c.buf)
 	c.delta.Reset()
 }
@@ -75,12 +79,14 @@ func deltaText(typ string, payload []byte) (string, bool) {
 // lines costs each browser one queued frame, not thousands.
 func (p publisher) PublishBatch(evs []runner.Event) {
 	var co coalescer
-	r := &renderer{}
+	r := p.hub.streams.renderer(evs[0].SessionID, evs[0].Seq)
 	onlyDeltas := true
 	var text strings.Builder
 	for _, e := range evs {
 		f := r.frame(context.Background(), []store.Event{toStoreEvent(e)})
 		f.Delta, f.IsDelta = deltaText(e.Type, e.Payload)
+		f.Msg, f.unbound = r.st.open, r.unbound
+		f.IsDelta = f.IsDelta && !f.unbound
 		f.Born, f.Kind = e.CreatedAt, e.Type
 		p.metrics.Event(e.SessionID, e.Type, e.Payload, e.CreatedAt)
 		co.add(f)
@@ -90,8 +96,10 @@ func (p publisher) PublishBatch(evs []runner.Event) {
 			onlyDeltas = false
 		}
 	}
-	f := Frame{First: evs[0].Seq, Seq: evs[len(evs)-1].Seq, Data: co.take(), Born: evs[0].CreatedAt, Kind: "batch"}
-	if onlyDeltas {
+	last := evs[len(evs)-1]
+	p.hub.streams.keep(last.SessionID, r, last.Seq, last.Type)
+	f := Frame{First: evs[0].Seq, Seq: last.Seq, Data: co.take(), Born: evs[0].CreatedAt, Kind: "batch", Msg: r.st.open, unbound: r.unbound}
+	if onlyDeltas && !r.unbound {
 		f.IsDelta, f.Delta = true, text.String()
 	}
 	p.hub.Publish(evs[0].SessionID, f)

@@ -60,7 +60,7 @@ func TestPromptStreamsAndPersists(t *testing.T) {
 	w := e.dial(s.ID, 0)
 	w.prompt("say hello")
 	got := w.waitFor(60*time.Second, "Done ·")
-	for _, want := range []string{"say hello", `hx-swap-oob="beforeend:#events .live .body"`, "Hello from the fake model, streamed in parts."} {
+	for _, want := range []string{"say hello", `hx-swap-oob="beforeend:#m-msg_`, "Hello from the fake model, streamed in parts."} {
 		if !strings.Contains(got, want) {
 			t.Errorf("frames lack %q", want)
 		}

@@ -27,6 +27,12 @@ type Frame struct {
 	// live message: sockets merge runs of them (coalescer).
 	IsDelta bool
 	Delta   string
+	// Msg is the message a delta frame's text belongs to: its block's id
+	// is named in the fragment (views.TextDelta).
+	Msg string
+	// unbound marks a frame rendered without knowing which message its
+	// deltas belong to: a socket reads its events from the log instead.
+	unbound bool
 	// Born is when the event was recorded, for latency metrics.
 	Born time.Time
 	// Kind is the event type, for metrics.
@@ -80,13 +86,17 @@ type Hub struct {
 	publish  chan published
 	control  chan func(*hubState)
 	done     chan struct{}
+	// streams is which message streams in each session, for the
+	// publisher's fragments (render_stream.go).
+	streams *streamTracker
 }
 
 // NewHub returns a Hub; Run must be running for it to deliver.
 func NewHub() *Hub {
 	return &Hub{Presence: presenceFrame, HoldPerViewer: holdPerViewer, watching: map[string]int{},
 		subscribe: make(chan *Subscription), unsubscribe: make(chan *Subscription),
-		publish: make(chan published, 1024), control: make(chan func(*hubState), 64), done: make(chan struct{})}
+		publish: make(chan published, 1024), control: make(chan func(*hubState), 64), done: make(chan struct{}),
+		streams: newStreamTracker()}
 }
 
 // hubState is what the hub's goroutine owns: nothing else touches it.

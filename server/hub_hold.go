@@ -119,11 +119,15 @@ func mergeFrames(fs []Frame) Frame {
 	if len(fs) == 1 {
 		return fs[0]
 	}
-	m := Frame{First: fs[0].first(), Seq: fs[len(fs)-1].Seq, Born: fs[0].Born, Kind: "batch", IsDelta: true}
+	m := Frame{First: fs[0].first(), Seq: fs[len(fs)-1].Seq, Born: fs[0].Born, Kind: "batch", IsDelta: true, Msg: fs[0].Msg}
 	var co coalescer
 	var text strings.Builder
 	for _, f := range fs {
 		co.add(f)
+		m.unbound = m.unbound || f.unbound
+		if f.IsDelta && f.Msg != m.Msg {
+			m.IsDelta = false // deltas of two messages: one fragment each
+		}
 		if f.IsDelta {
 			text.WriteString(f.Delta)
 		} else {

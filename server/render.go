@@ -35,12 +35,20 @@ type renderer struct {
 	// ids of completed messages but not their texts; a skipped stream
 	// leaves an empty block that the completed message replaces in place.
 	paged bool
+	// st is the top-level message streaming now, whose block the deltas
+	// name (render_stream.go); resolve reads it from the log when the
+	// renderer did not see it start, and unbound says a fragment was left
+	// out because it could not be known.
+	st      streamState
+	resolve func(at int64) (streamState, bool)
+	unbound bool
 }
 
 // newPagedRenderer prepares to replay a backlog page by page; completed
 // are the ids of the messages that complete in it (store.CompletedMessages).
 func newPagedRenderer(completed map[string]bool) *renderer {
-	r := &renderer{backlog: true, paged: true, completed: make(map[string]string, len(completed)), skipped: map[string]bool{}}
+	r := &renderer{backlog: true, paged: true, completed: make(map[string]string, len(completed)), skipped: map[string]bool{},
+		st: streamState{known: true}}
 	for id := range completed {
 		r.completed[id] = ""
 	}
@@ -49,7 +57,7 @@ func newPagedRenderer(completed map[string]bool) *renderer {
 
 // newBacklogRenderer prepares to replay evs.
 func newBacklogRenderer(evs []store.Event) *renderer {
-	r := &renderer{backlog: true, completed: map[string]string{}, skipped: map[string]bool{}}
+	r := &renderer{backlog: true, completed: map[string]string{}, skipped: map[string]bool{}, st: streamState{known: true}}
 	for _, e := range evs {
 		if e.Type != "assistant" {
 			continue
@@ -118,13 +126,13 @@ func (r *renderer) components(e store.Event) []templ.Component {
 		_ = json.Unmarshal(e.Payload, &p)
 		return []templ.Component{appendTo(views.Prompt(e.Seq, p.Text, p.By, p.Queued, p.Parley)), views.Status("running", true)}
 	case "stream_event":
-		return r.stream(e.Payload)
+		return r.stream(e.Seq, e.Payload)
 	case "assistant":
 		return append(r.assistant(e.Payload), cutOffMark(e)...)
 	case "user":
 		return toolResults(e.Payload)
 	case "result":
-		return []templ.Component{turnResult(e), views.Status(runner.TurnOutcome(e.Payload), true)}
+		return append(r.cut(e.Seq, cutByTurnEnd), turnResult(e), views.Status(runner.TurnOutcome(e.Payload), true))
 	case "input_requested":
 		return askRequested(e)
 	case "input_resolved":
@@ -140,7 +148,7 @@ func (r *renderer) components(e store.Event) []templ.Component {
 		_ = json.Unmarshal(e.Payload, &p)
 		return []templ.Component{appendTo(views.Notice(e.Seq, "info", "Stopped by "+orSomeone(p.By)+"."))}
 	case "run_ended":
-		return runEnded(e)
+		return append(r.cut(e.Seq, cutByRunEnd), runEnded(e)...)
 	case "malformed":
 		var p struct {
 			Error string
@@ -166,33 +174,57 @@ func appendTo(c templ.Component) templ.Component {
 }
 
 // stream handles --include-partial-messages events: a message_start opens a
-// live block and text deltas append to it. Subagent streams are not shown.
-func (r *renderer) stream(payload []byte) []templ.Component {
+// live block, text deltas append to it by its id, and a message that
+// stopped without text (it only called tools) takes its empty block away.
+// Subagent streams are not shown.
+func (r *renderer) stream(seq int64, payload []byte) []templ.Component {
 	e, ok := runner.DecodeStreamEvent(payload)
 	if !ok {
 		return nil
 	}
-	switch e.Type {
-	case "message_start":
-		text, done := r.completed[e.MessageID]
-		r.skipping = r.backlog && done
-		if r.skipping {
-			r.skipped[e.MessageID] = true
-			if r.paged {
-				return []templ.Component{appendTo(views.AssistantLive(e.MessageID))}
-			}
-			if text == "" {
-				return nil
-			}
-			return []templ.Component{appendTo(views.AssistantText(e.MessageID, text, false))}
+	switch {
+	case e.Type == "message_start":
+		r.st = streamState{open: e.MessageID, known: true}
+		return r.messageStart(e.MessageID)
+	case e.IsTextDelta():
+		if !r.know(seq) || r.st.open == "" {
+			return nil
 		}
-		return []templ.Component{appendTo(views.AssistantLive(e.MessageID))}
-	case "content_block_delta":
-		if e.DeltaType == "text_delta" && !r.skipping {
-			return []templ.Component{views.TextDelta(e.Text)}
+		r.st.hasText = true
+		if r.skipping {
+			return nil
+		}
+		return []templ.Component{views.TextDelta(r.st.open, e.Text)}
+	case e.Type == "message_stop":
+		if !r.know(seq) {
+			return nil
+		}
+		st := r.st
+		r.st = streamState{known: true}
+		if st.open != "" && !st.hasText && !st.done {
+			return []templ.Component{views.StreamDropped(st.open)}
 		}
 	}
 	return nil
+}
+
+// messageStart opens the block of a message that starts streaming. A
+// backlog shows a message that completes in it whole (or, paged, holds its
+// place with a block that is not live) instead of replaying its stream.
+func (r *renderer) messageStart(id string) []templ.Component {
+	text, done := r.completed[id]
+	r.skipping = r.backlog && done
+	if !r.skipping {
+		return []templ.Component{appendTo(views.AssistantLive(id))}
+	}
+	r.skipped[id] = true
+	if r.paged {
+		return []templ.Component{appendTo(views.AssistantSlot(id))}
+	}
+	if text == "" {
+		return nil
+	}
+	return []templ.Component{appendTo(views.AssistantText(id, text, false))}
 }
 
 func (r *renderer) assistant(payload []byte) []templ.Component {
@@ -209,6 +241,9 @@ func (r *renderer) assistant(payload []byte) []templ.Component {
 		case "text":
 			if b.Text == "" {
 				continue
+			}
+			if a.Message.ID == r.st.open {
+				r.st.done = true
 			}
 			// A message whose stream this backlog skipped was shown whole
 			// where its stream began; any other has a block to replace.

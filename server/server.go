@@ -123,6 +123,11 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 	s := &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, runs: runs, hub: d.Hub, metrics: d.Metrics,
 		replaySlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), broker: d.Broker, expiry: d.Expirer, gw: d.Gateway, log: d.Log, decoyHash: decoy,
 		lim: newLimiters(cfg.Limits), git: d.Git, tools: d.Tools}
+	if d.Hub != nil && d.Hub.streams != nil && d.Store != nil {
+		// The publisher reads which message streams from the log when it
+		// did not see it start (render_stream.go): live traffic.
+		d.Hub.streams.setResolve(d.Store.Live().StreamOpenAt)
+	}
 	if s.stops = d.Stops; s.stops == nil {
 		s.stops = localStops{sup: d.Supervisor, hub: d.Hub}
 	}
@@ -145,9 +150,12 @@ type publisher struct {
 }
 
 func (p publisher) Publish(e runner.Event) {
-	r := &renderer{}
+	r := p.hub.streams.renderer(e.SessionID, e.Seq)
 	f := r.frame(context.Background(), []store.Event{toStoreEvent(e)})
+	p.hub.streams.keep(e.SessionID, r, e.Seq, e.Type)
 	f.Delta, f.IsDelta = deltaText(e.Type, e.Payload)
+	f.Msg, f.unbound = r.st.open, r.unbound
+	f.IsDelta = f.IsDelta && !f.unbound
 	f.Born, f.Kind = e.CreatedAt, e.Type
 	p.metrics.Event(e.SessionID, e.Type, e.Payload, e.CreatedAt)
 	p.hub.Publish(e.SessionID, f)

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -150,7 +151,7 @@ func (c *wsConn) writeLoop(ctx context.Context, sub *Subscription) error {
 // message, skipping what the page has and filling any gap from Postgres:
 // every event is shown once, in order. It returns the new last seq.
 func (c *wsConn) forward(ctx context.Context, sub *Subscription, f Frame, last int64) (int64, error) {
-	if f.prep != nil && len(sub.C) == 0 && (f.Seq == 0 || f.first() == last+1) {
+	if f.prep != nil && !f.unbound && len(sub.C) == 0 && (f.Seq == 0 || f.first() == last+1) {
 		// The usual case: the next frame, nothing behind it. Its message was
 		// prepared once for every socket.
 		c.s.metrics.FrameSent(c.sess.ID, f.Seq, f.Kind, f.Born)
@@ -161,7 +162,9 @@ func (c *wsConn) forward(ctx context.Context, sub *Subscription, f Frame, last i
 	for n := 1; ; n++ {
 		switch {
 		case f.Seq != 0 && f.Seq <= last:
-		case f.Seq != 0 && f.first() != last+1:
+		case f.Seq != 0 && (f.first() != last+1 || f.unbound):
+			// A gap, or deltas rendered without knowing their message:
+			// the log has them.
 			if b := co.take(); b != nil {
 				if err := c.write(b); err != nil {
 					return last, err
@@ -203,8 +206,19 @@ func (c *wsConn) catchUp(ctx context.Context, after int64) (int64, error) {
 		return after, err
 	}
 	r := newPagedRenderer(completed)
+	if after > 0 {
+		// The page may be in the middle of a stream: which one is read
+		// from the log if an event needs it.
+		r.st, r.resolve = streamState{}, func(at int64) (streamState, bool) {
+			o, err := c.s.st.StreamOpenAt(ctx, c.sess.ID, at)
+			return fromOpenStream(o), err == nil
+		}
+	}
 	for {
 		f, n, err := c.replayPage(ctx, r, after)
+		if err == nil && r.unbound {
+			err = fmt.Errorf("catch up after %d: the open stream could not be read", after)
+		}
 		if err != nil || n == 0 {
 			return after, err
 		}

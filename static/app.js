@@ -134,14 +134,16 @@
   // an htmx swap (and re-running the handlers below) falls ever further
   // behind on a long reply, so a message that is only a delta is gathered
   // here and appended as one text node per animation frame; any other
-  // message first flushes what is gathered, so order is kept.
-  var deltaRe = /^<div hx-swap-oob="beforeend:#events \.live \.body">([^<]*)<\/div><div id="last-seq" data-seq="(\d+)" hidden hx-swap-oob="true"><\/div>$/;
-  var pendingText = "", pendingSeq = "", flushScheduled = false, decoder = document.createElement("textarea");
+  // message, or a delta for another message, first flushes what is
+  // gathered, so order is kept. A delta names its message's block by id.
+  var deltaRe = /^<div hx-swap-oob="beforeend:#(m-[A-Za-z0-9_-]+) \.body">([^<]*)<\/div><div id="last-seq" data-seq="(\d+)" hidden hx-swap-oob="true"><\/div>$/;
+  var pendingText = "", pendingBlock = "", pendingSeq = "", flushScheduled = false, decoder = document.createElement("textarea");
   function flushDeltas() {
     flushScheduled = false;
     if (!pendingText) return;
     decoder.innerHTML = pendingText;
-    var body = document.querySelector("#events .live .body");
+    var block = document.getElementById(pendingBlock);
+    var body = block && block.querySelector(".body");
     if (body) body.appendChild(document.createTextNode(decoder.value));
     var seq = document.getElementById("last-seq");
     if (seq) seq.setAttribute("data-seq", pendingSeq);
@@ -151,13 +153,25 @@
   document.addEventListener("htmx:wsBeforeMessage", function (e) {
     if (counterSocket(e)) return;
     var m = deltaRe.exec(e.detail.message);
-    if (!m) { flushDeltas(); return; }
+    if (!m || m[1] !== pendingBlock) flushDeltas();
+    if (!m) return;
     e.preventDefault();
-    pendingText += m[1];
-    pendingSeq = m[2];
+    pendingBlock = m[1];
+    pendingText += m[2];
+    pendingSeq = m[3];
     if (!flushScheduled) {
       flushScheduled = true;
       requestAnimationFrame(flushDeltas);
+    }
+  });
+
+  // A reply whose stream was cut off (its run or turn ended first) gets a
+  // cut mark: its block is no longer live.
+  if (window.htmx) htmx.onLoad(function (el) {
+    var marks = el.classList && el.classList.contains("cut-mark") ? [el] : (el.querySelectorAll ? el.querySelectorAll(".cut-mark") : []);
+    for (var i = 0; i < marks.length; i++) {
+      var block = marks[i].closest(".assistant");
+      if (block) block.classList.remove("live");
     }
   });
 
