@@ -51,6 +51,7 @@ type config struct {
 	MaxTokens       int              // cap on a model request's max_tokens at the gateway (PARLEY_MAX_TOKENS; gatewayconfig.go)
 	Limits          server.Limits    // per-user limits (limits.go)
 	isolationConfig
+	dbURLPassword bool // --database-url carried a password (dburl.go)
 }
 
 // parseConfig reads the environment, then the flags.
@@ -132,7 +133,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	}
 	fs := flag.NewFlagSet("parley "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "PostgreSQL URL (env DATABASE_URL); empty = a private PostgreSQL under the data directory")
+	fs.Var(dbURLFlag{&c.DatabaseURL, &c.dbURLPassword}, "database-url", "PostgreSQL URL (env DATABASE_URL; a password belongs there, not here); empty = a private PostgreSQL under the data directory")
 	fs.StringVar(&c.Addr, "addr", c.Addr, "address to serve the web UI on (env PARLEY_ADDR)")
 	fs.StringVar(&c.RelayAddr, "relay-addr", c.RelayAddr, "loopback address for the ask relay (env PARLEY_RELAY_ADDR)")
 	fs.StringVar(&c.ClaudeBin, "claude", c.ClaudeBin, "path of the claude binary (env PARLEY_CLAUDE_BIN); empty = claude on PATH, else the pinned version is installed")
@@ -367,6 +368,9 @@ func serveHTTP(s *http.Server, ln net.Listener) error {
 // with reuseRunning, the one a running server already started — else a
 // private PostgreSQL started now. closeStore releases what it opened.
 func openStore(ctx context.Context, c config, log *slog.Logger, reuseRunning bool) (st *store.Store, closeStore func(), err error) {
+	if c.dbURLPassword {
+		return nil, nil, errPasswordInArgs
+	}
 	dbURL, stop := c.DatabaseURL, func() error { return nil }
 	if dbURL == "" && reuseRunning {
 		dbURL = store.RunningEmbeddedURL(filepath.Join(c.DataDir, "postgres"))

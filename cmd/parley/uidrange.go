@@ -17,12 +17,12 @@ import (
 // first time it starts, keeps it in its database (replicas share it), and
 // refuses to start on a range something else on the machine uses.
 const (
-	keyUIDRange   = "uid_range"         // the range chosen for this installation
+	keyUIDRange   = "uid_range"          // the range chosen for this installation
 	keyUIDChecked = "uid_range_checked " // + a range: found free of others' files once
-	uidRangeSize  = 100_000             // as the old default: project ids up to 99,999
-	uidRangeAlign = 1 << 16             // ranges start on a 65536 boundary, as subuid blocks do
-	uidRangeLow   = 1 << 20             // above the system's, the usual subuid ranges and DynamicUser's
-	uidRangeHigh  = 1<<31 - 2           // sandbox.ParseRange's ceiling: some tools take uids as signed
+	uidRangeSize  = 100_000              // as the old default: project ids up to 99,999
+	uidRangeAlign = 1 << 16              // ranges start on a 65536 boundary, as subuid blocks do
+	uidRangeLow   = 1 << 20              // above the system's, the usual subuid ranges and DynamicUser's
+	uidRangeHigh  = 1<<31 - 2            // sandbox.ParseRange's ceiling: some tools take uids as signed
 )
 
 // settleUIDRange returns the uid range runs get: PARLEY_UID_RANGE if set,

@@ -185,7 +185,7 @@ func adminFlags(name string, getenv func(string) string, stderr io.Writer) (*fla
 	c, _ := parseConfig(name, nil, getenv, io.Discard)
 	fs := flag.NewFlagSet("parley "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "PostgreSQL URL (env DATABASE_URL); empty = the private PostgreSQL under the data directory")
+	fs.Var(dbURLFlag{&c.DatabaseURL, &c.dbURLPassword}, "database-url", "PostgreSQL URL (env DATABASE_URL; a password belongs there, not here); empty = the private PostgreSQL under the data directory")
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "Parley's data directory (env PARLEY_DATA_DIR)")
 	return fs, &c
 }
