@@ -140,3 +140,18 @@ func (g *Group) Remove() error {
 	}
 	return err
 }
+
+// Enter moves the calling process, with all its threads, into the
+// cgroup directories dirs (Group.Dirs): what it starts afterwards is
+// born there. It is how a run's guard joins its run's group before it
+// starts the CLI.
+func Enter(dirs []string) error {
+	for _, d := range dirs {
+		// "0" is the writer itself, in v1 and v2 alike, whatever pid
+		// namespace it is in.
+		if err := writeFile(d, "cgroup.procs", "0"); err != nil {
+			return fmt.Errorf("enter cgroup: %w", err)
+		}
+	}
+	return nil
+}

@@ -46,30 +46,84 @@ type Options struct {
 	// lowering it needs CAP_SYS_NICE or a raised RLIMIT_NICE, which no
 	// process of the run then has either.
 	Nice int
+	// Confinement is what the guard sets up before it starts the command
+	// (confine.go): the run's cgroup, a pid namespace, the run's uid, its
+	// OOM score and its largest file.
+	Confinement
 }
 
-// Main is `run-guard [--nice N] [--] COMMAND ARGS...`: it parses args and
-// runs the command (Run).
+// Main is `run-guard [--nice N] [--cgroup DIR]... [--pid-ns] [--uid U
+// --gid G] [--oom-score N] [--max-file BYTES] [--] COMMAND ARGS...`: it
+// parses args and runs the command (Run).
 func Main(args []string) (int, error) {
-	var o Options
-	if len(args) > 0 && (args[0] == "--nice" || strings.HasPrefix(args[0], "--nice=")) {
-		v, ok := strings.CutPrefix(args[0], "--nice=")
-		if !ok {
+	o := Options{Confinement: Confinement{UID: -1, GID: -1}}
+	for len(args) > 0 && strings.HasPrefix(args[0], "--") {
+		if args[0] == "--" {
+			args = args[1:]
+			break
+		}
+		name, v, hasValue := strings.Cut(args[0][2:], "=")
+		if !hasValue && name != "pid-ns" {
 			if len(args) < 2 {
-				return 2, errors.New("run-guard: --nice wants a niceness, 0-19")
+				return 2, fmt.Errorf("run-guard: --%s wants %s", name, wants[name])
 			}
 			v, args = args[1], args[1:]
 		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 0 || n > 19 {
-			return 2, fmt.Errorf("run-guard: --nice wants 0-19, got %q", v)
-		}
-		o.Nice, args = n, args[1:]
-	}
-	if len(args) > 0 && args[0] == "--" {
 		args = args[1:]
+		if err := o.set(name, v); err != nil {
+			return 2, err
+		}
 	}
 	return Run(o, args)
+}
+
+// wants says what each option takes, for its usage error.
+var wants = map[string]string{"nice": "a niceness, 0-19", "cgroup": "a cgroup directory",
+	"uid": "a uid", "gid": "a gid", "oom-score": "an OOM score adjustment, -1000-1000", "max-file": "a size in bytes"}
+
+// set sets option name to v.
+func (o *Options) set(name, v string) error {
+	n, err := strconv.ParseInt(v, 10, 64)
+	bad := func(lo, hi int64) bool { return err != nil || n < lo || n > hi }
+	switch name {
+	case "nice":
+		if bad(0, 19) {
+			return fmt.Errorf("run-guard: --nice wants 0-19, got %q", v)
+		}
+		o.Nice = int(n)
+		return nil
+	case "cgroup":
+		o.Cgroups = append(o.Cgroups, v)
+		return nil
+	case "pid-ns":
+		o.PIDNamespace = true
+		return nil
+	case "uid", "gid":
+		if bad(0, 1<<32-2) {
+			break
+		}
+		if name == "uid" {
+			o.UID = int(n)
+		} else {
+			o.GID = int(n)
+		}
+		return nil
+	case "oom-score":
+		if bad(-1000, 1000) {
+			break
+		}
+		o.OOMScore = int(n)
+		return nil
+	case "max-file":
+		if bad(1, 1<<62) {
+			break
+		}
+		o.MaxFile = n
+		return nil
+	default:
+		return fmt.Errorf("run-guard: unknown option --%s", name)
+	}
+	return fmt.Errorf("run-guard: --%s wants %s, got %q", name, wants[name], v)
 }
 
 // Run starts args[0] with args[1:] in the guard's process group, with the
@@ -78,6 +132,9 @@ func Main(args []string) (int, error) {
 func Run(o Options, args []string) (int, error) {
 	if len(args) == 0 {
 		return 2, errors.New("run-guard: no command")
+	}
+	if err := o.confine(); err != nil {
+		return 126, fmt.Errorf("run-guard: %w", err)
 	}
 	if o.Nice != 0 {
 		// Only a group of the guard's own: its starter's must keep its own.
@@ -88,12 +145,21 @@ func Run(o Options, args []string) (int, error) {
 			return 126, fmt.Errorf("run-guard: set the run's niceness to %d: %w", o.Nice, err)
 		}
 	}
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	o.credential(cmd)
+	if o.PIDNamespace {
+		return runAsInit(cmd)
+	}
+	return runInGroup(cmd)
+}
+
+// runInGroup runs cmd in the guard's process group and waits for it.
+func runInGroup(cmd *exec.Cmd) (int, error) {
 	parent := os.Getppid()
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
-	cmd := exec.Command(args[0], args[1:]...)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if err := cmd.Start(); err != nil {
 		return 127, fmt.Errorf("run-guard: %w", err)
 	}

@@ -42,6 +42,9 @@ type authors struct {
 	// unsure says a check could not be made (the database away): the
 	// check is made again after checkRetry.
 	unsure bool
+	// ran are the authors of every turn this process was given: what
+	// their turns started may still run in it (a daemon from Bash).
+	ran map[int64]Author
 }
 
 // checkRetry is how long a check that could not be made waits to be made again.
@@ -93,6 +96,12 @@ func (r *Run) mustCheck(by Author, waited bool) bool {
 
 // turnWritten notes a turn just written to stdin, and its author.
 func (r *Run) turnWritten(t sentTurn) {
+	if t.by.ID != 0 {
+		if r.ran == nil {
+			r.ran = map[int64]Author{}
+		}
+		r.ran[t.by.ID] = t.by
+	}
 	r.next++
 	r.inFlight = append(r.inFlight, turnAuthor{Author: t.by, n: r.next, text: t.text, parley: t.parley})
 }
@@ -143,12 +152,8 @@ type checkAuthorsCmd struct{}
 
 func (checkAuthorsCmd) run(ctx context.Context, r *Run) error {
 	r.unsure = false
-	seen := map[int64]bool{}
-	for _, t := range r.inFlight {
-		if t.ID != 0 && !seen[t.ID] {
-			seen[t.ID] = true
-			r.allowed(ctx, t.Author)
-		}
+	for _, a := range r.ran {
+		r.allowed(ctx, a)
 	}
 	if r.unsure { // made again soon, until it can be made
 		time.AfterFunc(checkRetry, func() { r.post(checkAuthorsCmd{}) })
@@ -158,7 +163,38 @@ func (checkAuthorsCmd) run(ctx context.Context, r *Run) error {
 		return nil
 	}
 	r.stopBarredTurn(ctx)
+	r.endIfDue(ctx)
 	return nil
+}
+
+// barredRan names a member who lost access and whose turn this process
+// was given; "" if none.
+func (r *Run) barredRan() string {
+	for id := range r.ran {
+		if name, barred := r.barred[id]; barred {
+			return name
+		}
+	}
+	return ""
+}
+
+// endIfDue ends the process once it has no turn left if a member who
+// lost access had a turn in it: what their turns started (a
+// daemon, a command still running) dies with the run's cgroup. The turn
+// of someone else that runs meanwhile is let finish; the session's next
+// message resumes the conversation in a new process.
+func (r *Run) endIfDue(ctx context.Context) {
+	if r.stopping || r.turns > 0 || r.attachedAsks() > 0 {
+		return
+	}
+	name := r.barredRan()
+	if name == "" {
+		return
+	}
+	r.stopping = true
+	r.notice(ctx, "info", fmt.Sprintf("Parley ended this session's process and everything it started: %s, who sent messages in it, may no longer send messages in this project.", name))
+	r.log.Info("ending a process that ran turns of a member who lost access")
+	r.cancel()
 }
 
 // stopIfDue does a stop a check deferred (stopDue), once the output read
@@ -167,6 +203,7 @@ func (r *Run) stopIfDue(ctx context.Context) {
 	if r.stopDue {
 		r.stopDue = false
 		r.stopBarredTurn(ctx)
+		r.endIfDue(ctx)
 	}
 }
 

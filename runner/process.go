@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"parley/cgroup"
 	"parley/guard"
 )
 
@@ -70,6 +71,19 @@ type Config struct {
 	// the model's stream later (measured: README, Isolation), so 0 is the
 	// default (PARLEY_RUN_NICE).
 	Nice int
+	// Cgroups, if set, gives each run a cgroup of its own, with the
+	// Manager's limits on tasks, memory and CPU weight: the guard enters
+	// it before it starts the CLI, and when the run ends every process
+	// in it is killed, whatever group or session it made for itself
+	// (setsid, the CLI's own group per Bash command).
+	Cgroups *cgroup.Manager
+	// OOMScore, if not 0, is the least oom_score_adj of every process of
+	// a run (the guard sets it): above Parley's, so the kernel's OOM
+	// killer takes a run before Parley.
+	OOMScore int
+	// MaxFile, if not 0, is the largest file a run may write, in bytes
+	// (RLIMIT_FSIZE, which the guard sets and the run cannot raise).
+	MaxFile int64
 }
 
 // Sandbox confines a run: it gives the run's directories and files to the
@@ -140,6 +154,18 @@ type process struct {
 	stdin  io.WriteCloser
 	stdout io.ReadCloser
 	stderr *tailBuffer
+	group  *cgroup.Group // the run's cgroup; nil = none
+}
+
+// end kills whatever is left of the process after it was waited for: its
+// process group and, with a cgroup, every process in the cgroup, which
+// it then removes. Nothing the run started outlives it.
+func (p *process) end() error {
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	if p.group == nil {
+		return nil
+	}
+	return p.group.Remove()
 }
 
 // killWait is how long the group gets after SIGTERM before SIGKILL.
@@ -181,9 +207,28 @@ func (c Config) start(ctx context.Context, s Spec) (*process, error) {
 			return nil, fmt.Errorf("confine the run: %w", err)
 		}
 	}
-	c.guard(cmd)
+	if c.Cgroups != nil {
+		if p.group, err = c.Cgroups.New(); err != nil {
+			return nil, fmt.Errorf("make the run's cgroup: %w", err)
+		}
+	}
+	c.guard(cmd, p.group)
 	if err := cmd.Start(); err != nil {
+		if p.group != nil {
+			_ = p.group.Remove()
+		}
 		return nil, fmt.Errorf("start %s: %w", c.ClaudeBin, err)
+	}
+	if p.group != nil && c.GuardExe == "" {
+		// The guard enters the cgroup before it starts the CLI. Without
+		// it (tests), the process is moved in as it starts: what it
+		// starts at that very moment may stay out.
+		if err := p.group.Join(cmd.Process.Pid); err != nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			_ = p.group.Remove()
+			return nil, err
+		}
 	}
 	if c.Nice != 0 && c.GuardExe == "" {
 		// The guard renices its group before it starts the CLI. Without

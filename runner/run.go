@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"os"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"parley/askuser"
@@ -262,8 +261,11 @@ func (r *Run) reader(ctx context.Context) {
 	}
 	close(r.lines) // every line is handed over before the exit is
 	code, reason := exitCode(r.proc.cmd, r.proc.cmd.Wait())
-	// Nothing of the run may outlive it: kill any stragglers in its group.
-	_ = syscall.Kill(-r.proc.cmd.Process.Pid, syscall.SIGKILL)
+	// Nothing of the run may outlive it: kill any stragglers in its group
+	// and its cgroup.
+	if err := r.proc.end(); err != nil {
+		r.log.Warn("kill what is left of the run", "err", err)
+	}
 	r.exited <- exitInfo{code: code, reason: reason} // buffered: never blocks
 }
 

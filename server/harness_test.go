@@ -96,6 +96,8 @@ type envOptions struct {
 
 	// claudeBin wraps the CLI (a tee of its stdout, say); nil = the real one.
 	claudeBin func(real string) string
+	// runConfig, if set, changes the runs' config last (confinement tests).
+	runConfig func(*runner.Config)
 }
 
 func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
@@ -158,6 +160,9 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	}
 	if n, err := strconv.Atoi(os.Getenv("PARLEY_TEST_RUN_NICE")); err == nil {
 		rc.Nice = n // as PARLEY_RUN_NICE, for A/B runs of the benchmarks
+	}
+	if o.runConfig != nil {
+		o.runConfig(&rc)
 	}
 	// As serve does: the run loops write through the live pool, and a run
 	// about to start reconciles its session's log first.

@@ -1,0 +1,255 @@
+package server
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"parley/cgroup"
+	"parley/runner"
+	"parley/runner/fakeapi"
+)
+
+// Issue 27's attacks 4 and 6 and issue 28's item 3, with the real CLI in
+// uid mode (Parley as root) under run-guard, as serve starts runs: what a
+// run starts dies with it, whatever process group or session it made,
+// and a run cannot hold more than its limits.
+
+// confineEnv is a server whose member's Claude runs each of commands in
+// turn (one Bash call per prompt), Bash being allowed by the project.
+func confineEnv(t *testing.T, commands ...string) (*env, *ws, string) {
+	t.Helper()
+	var sc fakeapi.Scenario
+	for _, c := range commands {
+		sc = append(sc, fakeapi.Step{ToolName: "Bash", ToolInput: map[string]any{"command": c}},
+			fakeapi.Step{Text: "OUT " + fakeapi.ToolResultPlaceholder})
+	}
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: "uid", guard: true, runConfig: confineRuns(t)})
+	settings := e.project.ProjectSettings
+	settings.AllowedTools = []string{"Bash"}
+	if err := e.st.UpdateProjectSettings(t.Context(), e.project.ID, settings, ""); err != nil {
+		t.Fatal(err)
+	}
+	s := e.newSession()
+	return e, e.dial(s.ID, 0), s.ID
+}
+
+// bash has the model run its next Bash call and returns the call's
+// output; n counts the calls from 0.
+func (e *env) bash(w *ws, n int) string {
+	e.t.Helper()
+	w.prompt(fmt.Sprintf("call %d", n))
+	w.waitFor(120*time.Second, "OUT ", "Done ·")
+	out, _ := e.lastToolResult(2 + 2*n)
+	e.t.Logf("call %d printed:\n%s", n, out)
+	return out
+}
+
+// marker is a word no other process's command line holds.
+func marker(t *testing.T) string {
+	b := make([]byte, 6)
+	rand.Read(b)
+	return "parley-confine-" + hex.EncodeToString(b)
+}
+
+// daemon is a command that starts a process in a session of its own
+// (setsid), with mark in its command line, that outlives the command.
+func daemon(mark string) string {
+	return fmt.Sprintf(`setsid sh -c 'sleep 600' %s </dev/null >/dev/null 2>&1 & sleep 0.5; echo started`, mark)
+}
+
+// procsWith are the live processes whose command line holds mark, as
+// the host sees them.
+func procsWith(mark string) []int {
+	var pids []int
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		b, err := os.ReadFile(d + "/cmdline")
+		if err == nil && strings.Contains(string(b), mark) {
+			pid, _ := strconv.Atoi(filepath.Base(d))
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// waitGone fails the test unless no process holds mark within wait.
+func waitGone(t *testing.T, mark, what string, wait time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for {
+		pids := procsWith(mark)
+		if len(pids) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			for _, pid := range pids {
+				_ = syscall.Kill(pid, syscall.SIGKILL) // leave the machine clean
+			}
+			t.Fatalf("%s: %d processes still run %s later", what, len(pids), wait)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// waitThere waits until a process holds mark.
+func waitThere(t *testing.T, mark string) {
+	t.Helper()
+	for deadline := time.Now().Add(60 * time.Second); len(procsWith(mark)) == 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no process holds %s: the command did not start", mark)
+		}
+	}
+}
+
+// TestConfineDaemonDiesWhenTheSessionStops (attack 4): a setsid daemon
+// from Bash ends with the run when the session is stopped.
+func TestConfineDaemonDiesWhenTheSessionStops(t *testing.T) {
+	mark := marker(t)
+	e, w, id := confineEnv(t, daemon(mark))
+	if out := e.bash(w, 0); !strings.Contains(out, "started") {
+		t.Fatalf("the daemon did not start: %q", out)
+	}
+	waitThere(t, mark)
+	e.sup.Stop(id)
+	waitGone(t, mark, "the session stopped", 10*time.Second)
+	e.healthy()
+}
+
+// TestConfineDaemonDiesWhenItsMemberIsRemoved (attack 4): the member whose
+// turn started the daemon is removed from the project; the run that ran
+// their turn ends, with everything it started.
+func TestConfineDaemonDiesWhenItsMemberIsRemoved(t *testing.T) {
+	mark := marker(t)
+	e, w, _ := confineEnv(t, daemon(mark))
+	owner := e.member("owner@example.com", "Owner", roleOwner)
+	e.bash(w, 0)
+	waitThere(t, mark)
+	res := e.postAs(owner, fmt.Sprintf("/projects/%d/settings/members/%d/remove", e.project.ID, e.user.ID), nil)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("remove the member: %d", res.StatusCode)
+	}
+	waitGone(t, mark, "the member was removed", 15*time.Second)
+	e.healthy()
+}
+
+// TestConfineDaemonDiesWhenTheGuardIsKilled (attack 4): the run's guard,
+// the process Parley started, is SIGKILLed, as when Parley dies and the
+// guard gets no chance either; the daemon dies all the same.
+func TestConfineDaemonDiesWhenTheGuardIsKilled(t *testing.T) {
+	mark := marker(t)
+	e, w, id := confineEnv(t, daemon(mark))
+	e.bash(w, 0)
+	waitThere(t, mark)
+	r, ok := e.sup.Live(id)
+	if !ok {
+		t.Fatal("no live run")
+	}
+	if err := syscall.Kill(r.Pid(), syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, mark, "the guard was killed", 10*time.Second)
+	e.healthy()
+}
+
+// TestConfineAllowedCommandDiesWithClaude (issue 28, item 3): an allowed
+// Bash command runs in a process group of its own (the CLI's doing);
+// when claude is SIGKILLed mid-command, the command dies too rather
+// than run on under init.
+func TestConfineAllowedCommandDiesWithClaude(t *testing.T) {
+	mark := marker(t)
+	e, w, id := confineEnv(t, fmt.Sprintf(`sh -c 'sleep 300; touch late' %s`, mark))
+	w.prompt("call 0")
+	waitThere(t, mark)
+	r, ok := e.sup.Live(id)
+	if !ok {
+		t.Fatal("no live run")
+	}
+	claude := childOf(t, r.Pid())
+	if err := syscall.Kill(claude, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, mark, "claude was killed", 10*time.Second)
+	e.healthy()
+}
+
+// childOf is the one child of pid (the guard's: claude), as the host sees it.
+func childOf(t *testing.T, pid int) int {
+	t.Helper()
+	tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+	for _, f := range tasks {
+		b, _ := os.ReadFile(f)
+		if fs := strings.Fields(string(b)); len(fs) > 0 {
+			c, _ := strconv.Atoi(fs[0])
+			return c
+		}
+	}
+	t.Fatalf("process %d has no child", pid)
+	return 0
+}
+
+// TestConfineForkBombHitsTheTaskLimit (attack 6): a run that forks a
+// thousand processes is stopped at its task limit; the server stays
+// healthy, and what it forked dies with the run.
+func TestConfineForkBombHitsTheTaskLimit(t *testing.T) {
+	mark := marker(t)
+	bomb := fmt.Sprintf(`sh -c 'i=0; while [ $i -lt 1000 ]; do sh -c "sleep 120" %s >/dev/null 2>&1 & i=$((i+1)); done; echo spawned=$i' 2>&1 | tail -2`, mark)
+	e, w, id := confineEnv(t, bomb)
+	out := e.bash(w, 0)
+	if strings.Contains(out, "spawned=1000") {
+		t.Errorf("the run started 1000 processes: %q", out)
+	}
+	e.healthy()
+	e.sup.Stop(id)
+	waitGone(t, mark, "the session stopped", 15*time.Second)
+}
+
+// TestConfineMemoryHogDiesInItsCgroup (attack 6): a run that takes 3 GiB
+// is killed by the kernel in its own cgroup (2 GiB by default); Parley
+// lives and stays healthy.
+func TestConfineMemoryHogDiesInItsCgroup(t *testing.T) {
+	// tail keeps a line whole in memory: 3 GiB without a newline.
+	e, w, _ := confineEnv(t, `head -c 3221225472 /dev/zero | tail >/dev/null; echo "status=$?"`)
+	out := e.bash(w, 0)
+	if !strings.Contains(out, "status=137") {
+		t.Errorf("the hog was not killed (want status=137, SIGKILL): %q", out)
+	}
+	e.healthy()
+}
+
+// TestConfineBigFileFails (attack 6): a run cannot write a file over the
+// size cap (PARLEY_RUN_MAX_FILE, 1 GiB by default) onto the file system.
+func TestConfineBigFileFails(t *testing.T) {
+	e, w, _ := confineEnv(t, `head -c 1610612736 /dev/zero > big; echo "status=$?"; stat -c size=%s big; rm -f big`)
+	out := e.bash(w, 0)
+	if strings.Contains(out, "size=1610612736") || !strings.Contains(out, "size=1073741824") {
+		t.Errorf("the run wrote past the 1 GiB cap: %q", out)
+	}
+	e.healthy()
+}
+
+// confineRuns confines the env's runs as serve does by default: a cgroup
+// each (512 tasks, 2 GiB), OOM score 800, files up to 1 GiB.
+func confineRuns(t *testing.T) func(*runner.Config) {
+	return func(rc *runner.Config) {
+		m, err := cgroup.Open(cgroup.Defaults)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := m.Close(); err != nil {
+				t.Error(err)
+			}
+		})
+		rc.Cgroups, rc.OOMScore, rc.MaxFile = m, 800, 1<<30
+	}
+}
