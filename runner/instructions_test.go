@@ -1,10 +1,12 @@
 package runner
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -77,5 +79,37 @@ func TestWriteInstructions(t *testing.T) {
 	}
 	if p, err := writeInstructions(dir, ""); p != "" || err != nil {
 		t.Errorf("no text: %q, %v; want no file", p, err)
+	}
+}
+
+// TestRunInstructionsFile: a run's instructions reach its model through a
+// 0600 file that is in no argument of the CLI, and the file is gone once
+// the run ends.
+func TestRunInstructionsFile(t *testing.T) {
+	fake := fakeapi.Serve(t, fakeapi.Scenario{{Text: "hi"}})
+	sup, _, pub := newTestSupervisor(t, fakeapi.ClaudeBin(t), fake.Env(t.TempDir()))
+	o := testOptions(t, "")
+	o.Instructions = "RUN-INSTRUCTIONS-MARKER"
+	if err := sup.Prompt(t.Context(), "s1", With(o), "hello", Author{Name: "you"}); err != nil {
+		t.Fatal(err)
+	}
+	waitType(t, pub, "result")
+	r, ok := sup.Live("s1")
+	if !ok {
+		t.Fatal("no live run")
+	}
+	path := r.spec.InstructionsPath
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("instructions file %q: %v; want mode 0600", path, err)
+	}
+	if argv, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(r.Pid()), "cmdline")); strings.Contains(string(argv), "RUN-INSTRUCTIONS") {
+		t.Errorf("the CLI's arguments hold the instructions: %q", argv)
+	}
+	if sys := fake.Requests()[0].System; !strings.Contains(sys, "RUN-INSTRUCTIONS-MARKER") {
+		t.Errorf("the model's system prompt lacks the instructions")
+	}
+	sup.Shutdown()
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the instructions file is still there after the run ended: %v", err)
 	}
 }
