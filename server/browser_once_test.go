@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"maps"
 	"regexp"
 	"slices"
@@ -330,3 +331,47 @@ func (e *env) rawEvents(sessionID, typ string) [][]byte {
 	}
 	return out
 }
+
+// TestReplicaViewerJoinsMidStreamOnce: a viewer on another replica than
+// the run's, joining in the middle of a reply, gets every delta once, each
+// naming the reply's own block. That replica's publisher did not see the
+// stream start: it reads which message streams from the log.
+func TestReplicaViewerJoinsMidStreamOnce(t *testing.T) {
+	end := make(chan struct{})
+	t.Cleanup(func() { close(end) })
+	e := newEnv(t, fakeapi.Scenario{{Text: lettered("b", 200), Chunks: 200, ChunkDelay: 10 * time.Millisecond, Hold: end}},
+		envOptions{quiet: true})
+	a, b := e.startReplica("A"), e.startReplica("B")
+	s := e.newSession()
+	wa := e.dialReplica(a, e.user, s.ID)
+	wa.prompt("go")
+	waitUntil(t, 60*time.Second, "the reply to stream", func() bool { return e.streamedWords(s.ID, "b") > 40 })
+	wb := e.dialReplica(b, e.user, s.ID)
+	waitUntil(t, 60*time.Second, "the reply's text to end", func() bool { return e.streamedWords(s.ID, "b") >= 199 })
+	last, err := e.st.LastSeq(t.Context(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frames := wb.waitFor(60*time.Second, fmt.Sprintf(`data-seq="%d"`, last))
+	var msg string
+	for _, ev := range e.rawEvents(s.ID, "stream_event") {
+		if se, ok := runner.DecodeStreamEvent(ev); ok && se.Type == "message_start" {
+			msg = se.MessageID
+		}
+	}
+	var got strings.Builder
+	for _, m := range namedDelta.FindAllStringSubmatch(frames, -1) {
+		if m[1] != "m-"+msg {
+			t.Errorf("a delta names %s, the reply is %s", m[1], msg)
+		}
+		got.WriteString(html.UnescapeString(m[2]))
+	}
+	want := e.logWords(s.ID)
+	if words := replyWord.FindAllString(got.String(), -1); !slices.Equal(words, want) {
+		t.Errorf("the viewer on the other replica got %d reply words, the log has %d; twice: %s; missing: %s",
+			len(words), len(want), brief(twice(words)), brief(missing(words, want)))
+	}
+}
+
+// namedDelta is a delta fragment: the block it names and its text.
+var namedDelta = regexp.MustCompile(`<div hx-swap-oob="beforeend:#(m-[A-Za-z0-9_-]+) \.body">([^<]*)</div>`)
