@@ -184,8 +184,14 @@ func (r *renderer) stream(seq int64, payload []byte) []templ.Component {
 	}
 	switch {
 	case e.Type == "message_start":
+		// One that still streams was cut off (an API error mid-stream,
+		// and Claude Code asked again).
+		var out []templ.Component
+		if r.st.known && r.st.open != "" && r.st.open != e.MessageID {
+			out = r.cut(seq, cutByRestart)
+		}
 		r.st = streamState{open: e.MessageID, known: true}
-		return r.messageStart(e.MessageID)
+		return append(out, r.messageStart(e.MessageID)...)
 	case e.IsTextDelta():
 		if !r.know(seq) || r.st.open == "" {
 			return nil

@@ -16,6 +16,7 @@ import (
 const (
 	cutByRunEnd  = "Cut off here: Claude's process ended before this reply was finished."
 	cutByTurnEnd = "Cut off here: the turn ended before this reply was finished."
+	cutByRestart = "Cut off here: this reply broke off, and Claude Code asked the model again."
 )
 
 // streamState is what a renderer knows of the top-level message streaming
