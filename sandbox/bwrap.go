@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"time"
 
 	"parley/runner"
 )
@@ -39,6 +38,9 @@ type Bubblewrap struct {
 	relay    string   // the parley binary whose sandbox-relay starts first; "" = none
 	gateway  string   // Parley's unix socket for the gateway and the ask relay
 	ids      *Sandbox // the projects' uids, when Parley is root
+	// disableUserns: this bwrap (0.8 and later) can forbid the run user
+	// namespaces of its own, where it would hold capabilities again.
+	disableUserns bool
 }
 
 // BubblewrapConfig is what a Bubblewrap lets runs see and reach.
@@ -90,30 +92,11 @@ func NewBubblewrap(ctx context.Context, c BubblewrapConfig) (*Bubblewrap, error)
 	if c.Relay != "" {
 		b.relay, _ = filepath.Abs(c.Relay)
 	}
-	return b, b.check(ctx)
-}
-
-// check starts the sandbox once (with the relay, if any) running true.
-func (b *Bubblewrap) check(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "/bin/true")
-	cmd.Dir = "/"
-	if err := b.wrap(cmd, runner.Spec{}, false); err != nil {
-		return err
+	b.disableUserns = supports(ctx, bin, "--disable-userns")
+	if err := b.check(ctx); err != nil {
+		return nil, err
 	}
-	if b.relay != "" {
-		// The relay with nothing to forward: the binary starts in here.
-		i := len(cmd.Args) - 1
-		cmd.Args = append(cmd.Args[:i], b.relay, RelayCommand, "--", "/bin/true")
-	}
-	if b.ids != nil {
-		setCredential(cmd, b.ids.first)
-	}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("bubblewrap cannot make a sandbox here (user namespaces may be disabled, or the container forbids them): %w: %.300s", err, out)
-	}
-	return nil
+	return b, nil
 }
 
 // Confine implements runner.Sandbox: cmd becomes bwrap running cmd (behind
@@ -157,9 +140,9 @@ func makeDirs(dirs []string) error {
 // wrap makes cmd bwrap running cmd; with relay, behind sandbox-relay
 // forwarding the run's gateway address to Parley's socket.
 func (b *Bubblewrap) wrap(cmd *exec.Cmd, s runner.Spec, relay bool) error {
-	args := []string{b.bwrap,
-		"--unshare-all", "--unshare-user", "--disable-userns", "--cap-drop", "ALL",
-		"--new-session", "--die-with-parent",
+	args := []string{b.bwrap, "--unshare-all", "--unshare-user", "--cap-drop", "ALL", "--new-session", "--die-with-parent"}
+	if b.disableUserns {
+		args = append(args, "--disable-userns")
 	}
 	args = append(args, systemBinds()...)
 	args = append(args, runBinds(s, append([]string{cmd.Path}, b.programs...), b.hide)...)

@@ -206,3 +206,38 @@ func TestBubblewrapRelay(t *testing.T) {
 		t.Errorf("the host's loopback answers the run:\n%s", got)
 	}
 }
+
+// TestBubblewrapCheck: the start-up check runs the CLI in the sandbox,
+// behind the relay and as a run's uid: the real CLI passes, and one that
+// needs what the allowlist leaves out (here /run/postgresql) fails it.
+func TestBubblewrapCheck(t *testing.T) {
+	claude := os.Getenv("PARLEY_CLAUDE_BIN")
+	if claude == "" {
+		t.Skip("PARLEY_CLAUDE_BIN not set")
+	}
+	data := t.TempDir()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bw := testBubblewrap(t, data, BubblewrapConfig{Relay: self})
+	bin := filepath.Join(data, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if bw.ids != nil {
+		if claude, err = bw.ids.Install(claude, "claude"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := bw.Check(t.Context(), claude); err != nil {
+		t.Errorf("the real CLI fails the check: %v", err)
+	}
+	bad := filepath.Join(bin, "needs-run")
+	if err := os.WriteFile(bad, []byte("#!/bin/sh\n[ -d /run/postgresql ] || exit 3\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := bw.Check(t.Context(), bad); err == nil || !strings.Contains(err.Error(), "exit status 3") {
+		t.Errorf("a CLI needing /run/postgresql: err = %v, want exit status 3", err)
+	}
+}

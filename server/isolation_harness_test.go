@@ -60,6 +60,9 @@ func (e *env) confine(rc *runner.Config, mode string) {
 		if err != nil {
 			e.t.Fatal(err)
 		}
+		if err := sb.Check(e.t.Context(), rc.ClaudeBin); err != nil {
+			e.t.Fatal(err)
+		}
 		rc.Sandbox = sb
 		return
 	}

@@ -115,7 +115,14 @@ func bubblewrap(ctx context.Context, c config, rc *runner.Config, claude, self s
 	}
 	home, _ := os.UserHomeDir()
 	bc.Hide, bc.Programs, bc.Relay = []string{c.DataDir, home}, []string{rc.SelfExe}, rc.SelfExe
-	return sandbox.NewBubblewrap(ctx, bc)
+	bw, err := sandbox.NewBubblewrap(ctx, bc)
+	if err != nil {
+		return nil, err
+	}
+	if err := bw.Check(ctx, rc.ClaudeBin); err != nil {
+		return nil, fmt.Errorf("isolation: %w (or set PARLEY_ISOLATION=off)", err)
+	}
+	return bw, nil
 }
 
 // listenGateway listens on the unix socket through which runs in
