@@ -147,7 +147,7 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	fs.BoolVar(&c.SecureCookies, "secure-cookies", c.SecureCookies, "mark cookies Secure even on plain HTTP, for a TLS proxy in front (env PARLEY_SECURE_COOKIES=1)")
 	fs.IntVar(&c.ProjectRPM, "project-rpm", c.ProjectRPM, "model requests a minute per project, through the gateway (env PARLEY_PROJECT_RPM; 0 = no limit)")
 	fs.IntVar(&c.UserRPM, "user-rpm", c.UserRPM, "model requests a minute per user whose turn runs (env PARLEY_USER_RPM; 0 = no limit)")
-	fs.StringVar(&c.Isolation, "isolation", c.Isolation, "how runs are confined: uid (per-project uids, needs root), bwrap (bubblewrap), auto (uid as root, else bwrap if it works), off (env PARLEY_ISOLATION)")
+	fs.StringVar(&c.Isolation, "isolation", c.Isolation, "how runs are confined: uid (per-project uids, needs root), bwrap (bubblewrap, started as the project's uid when Parley is root), auto (uid as root, else bwrap; refuses to start if neither works), off (unconfined; warned at every start) (env PARLEY_ISOLATION)")
 	fs.StringVar(&c.UIDRange, "uid-range", c.UIDRange, "uids for projects' runs, FIRST-LAST; project N runs as FIRST+N (env PARLEY_UID_RANGE); empty = a random range kept for this installation")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env PARLEY_LOG_LEVEL)")
 	limitFlags(fs, &c)
