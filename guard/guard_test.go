@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -150,5 +151,71 @@ func TestParentDeathEndsTheGroup(t *testing.T) {
 			t.Fatalf("the guard's group (pgid %d, background sleep %d) outlived its parent", guard, pids[1])
 		}
 		<-tick.C
+	}
+}
+
+// TestConfinementReachesTheCommand: as a run's guard in uid mode (root,
+// a pid and mount namespace of its own), the command runs as the uid,
+// sees only its namespace's processes, has the OOM score and file size
+// cap, and what it left running dies with the guard.
+func TestConfinementReachesTheCommand(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a pid namespace needs root")
+	}
+	const mark = "guard-confine-test-daemon"
+	script := `id -u; ls -d /proc/[0-9]* | wc -l; cat /proc/self/oom_score_adj; ` +
+		`setsid sh -c 'sleep 300' ` + mark + ` </dev/null >/dev/null 2>&1 & ` +
+		`head -c 2000000 /dev/zero > "$F"; echo "write $?"`
+	file := filepath.Join(t.TempDir(), "big")
+	os.Chmod(filepath.Dir(file), 0o777)
+	os.Chmod(filepath.Dir(filepath.Dir(file)), 0o711) // t.TempDir's parent is 0700
+	cmd := exec.Command(os.Args[0], "--pid-ns", "--uid", "65534", "--gid", "65534", "--oom-score", "800",
+		"--max-file", "1000000", "--", "sh", "-c", script)
+	cmd.Env = append(os.Environ(), "GUARD_TEST_ROLE=guard", "F="+file)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	got := strings.Fields(string(out))
+	if len(got) < 5 || got[0] != "65534" || got[2] != "800" || !strings.HasSuffix(string(out), "write 153\n") {
+		t.Errorf("the command printed %q; want uid 65534, a few processes, OOM score 800, write 153 (SIGXFSZ)", got)
+	}
+	if n, _ := strconv.Atoi(got[1]); n > 5 {
+		t.Errorf("the command saw %d processes in /proc, want its namespace's few", n)
+	}
+	if fi, err := os.Stat(file); err != nil || fi.Size() != 1000000 {
+		t.Errorf("the file: %v, %v; want 1000000 bytes", fi, err)
+	}
+	if pids := pidsWith(mark); len(pids) > 0 {
+		for _, p := range pids {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+		t.Errorf("the daemon outlived the guard: %v", pids)
+	}
+	// The host's /proc is the host's still: the namespace's was its own.
+	if _, err := os.Stat(fmt.Sprintf("/proc/%d", os.Getpid())); err != nil {
+		t.Errorf("the host's /proc changed: %v", err)
+	}
+}
+
+// pidsWith are the processes whose command line holds mark.
+func pidsWith(mark string) []int {
+	var pids []int
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		if b, err := os.ReadFile(d + "/cmdline"); err == nil && strings.Contains(string(b), mark) {
+			pid, _ := strconv.Atoi(filepath.Base(d))
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+func TestMainRefusesBadOptions(t *testing.T) {
+	for _, bad := range [][]string{{"--uid", "-1", "true"}, {"--oom-score", "2000", "true"}, {"--max-file", "0", "true"}, {"--cgroup"}, {"--what", "true"}} {
+		if code, err := Main(bad); code != 2 || err == nil {
+			t.Errorf("%q: %d %v, want a usage error", bad, code, err)
+		}
 	}
 }

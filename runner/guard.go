@@ -1,6 +1,8 @@
 package runner
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -18,11 +20,11 @@ import (
 // niceness (Config.Nice), OOM score and file size cap, and enters the
 // run's cgroup g (if any) before it starts the CLI.
 //
-// A run the sandbox gives a uid, with Parley as root, gets a pid and a
-// mount namespace of its own, whose pid 1 is the guard: the guard, still
-// root, mounts the namespace's /proc and starts the CLI as the uid
-// itself; when the guard ends, for whatever reason, the kernel kills
-// every process left in the namespace.
+// A run the sandbox gives a uid, with Parley as root, has the guard
+// start the CLI as the uid: the guard stays root to enter the cgroup
+// and, with Config.PIDNamespace, to be pid 1 of a pid and mount namespace
+// of the run's own, whose /proc it mounts; when that guard ends, for
+// whatever reason, the kernel kills every process left in the namespace.
 func (c Config) guard(cmd *exec.Cmd, g *cgroup.Group) {
 	if c.GuardExe == "" {
 		return
@@ -43,12 +45,27 @@ func (c Config) guard(cmd *exec.Cmd, g *cgroup.Group) {
 		guard = append(guard, "--max-file", strconv.FormatInt(c.MaxFile, 10))
 	}
 	if sp := cmd.SysProcAttr; sp != nil && sp.Credential != nil && os.Geteuid() == 0 {
-		guard = append(guard, "--pid-ns",
-			"--uid", strconv.FormatUint(uint64(sp.Credential.Uid), 10),
+		guard = append(guard, "--uid", strconv.FormatUint(uint64(sp.Credential.Uid), 10),
 			"--gid", strconv.FormatUint(uint64(sp.Credential.Gid), 10))
 		sp.Credential = nil
-		sp.Cloneflags |= syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
+		if c.PIDNamespace {
+			guard = append(guard, "--pid-ns")
+			sp.Cloneflags |= syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
+		}
 	}
 	cmd.Args = append(append(guard, "--", cmd.Path), cmd.Args[1:]...)
 	cmd.Path = c.GuardExe
+}
+
+// ProbePIDNamespace starts `guardExe run-guard --pid-ns -- true` as a
+// run's guard would be (CLONE_NEWPID|CLONE_NEWNS): nil if this process
+// may give runs a pid namespace (root with CAP_SYS_ADMIN, a mount of
+// proc allowed; a container that dropped the capability may not).
+func ProbePIDNamespace(guardExe string) error {
+	cmd := exec.Command(guardExe, "run-guard", "--pid-ns", "--", "true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Cloneflags: syscall.CLONE_NEWPID | syscall.CLONE_NEWNS}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("%w %s", err, bytes.TrimSpace(out))
+	}
+	return nil
 }

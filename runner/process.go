@@ -84,6 +84,10 @@ type Config struct {
 	// MaxFile, if not 0, is the largest file a run may write, in bytes
 	// (RLIMIT_FSIZE, which the guard sets and the run cannot raise).
 	MaxFile int64
+	// PIDNamespace gives each run that the sandbox gives a uid a pid
+	// namespace of its own, with the guard as its pid 1 (guard.go); see
+	// ProbePIDNamespace.
+	PIDNamespace bool
 }
 
 // Sandbox confines a run: it gives the run's directories and files to the

@@ -114,9 +114,15 @@ func waitThere(t *testing.T, mark string) {
 // from Bash ends with the run when the session is stopped.
 func TestConfineDaemonDiesWhenTheSessionStops(t *testing.T) {
 	mark := marker(t)
-	e, w, id := confineEnv(t, daemon(mark))
-	if out := e.bash(w, 0); !strings.Contains(out, "started") {
+	e, w, id := confineEnv(t, daemon(mark)+`; echo "procs=$(ls -d /proc/[0-9]* | wc -l)"`)
+	out := e.bash(w, 0)
+	if !strings.Contains(out, "started") {
 		t.Fatalf("the daemon did not start: %q", out)
+	}
+	// The run's /proc shows its own processes only: no other run's
+	// environment to read (the guard, the CLI, its shell, the daemon...).
+	if _, n, _ := strings.Cut(out, "procs="); len(strings.TrimSpace(n)) == 0 || len(strings.TrimSpace(n)) > 2 {
+		t.Errorf("the run sees %q processes in /proc, want its own few", n)
 	}
 	waitThere(t, mark)
 	e.sup.Stop(id)
@@ -250,6 +256,6 @@ func confineRuns(t *testing.T) func(*runner.Config) {
 				t.Error(err)
 			}
 		})
-		rc.Cgroups, rc.OOMScore, rc.MaxFile = m, 800, 1<<30
+		rc.Cgroups, rc.OOMScore, rc.MaxFile, rc.PIDNamespace = m, 800, 1<<30, true
 	}
 }

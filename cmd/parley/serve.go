@@ -50,6 +50,7 @@ type config struct {
 	RunNice         int              // CPU niceness of every run's process group (PARLEY_RUN_NICE)
 	MaxTokens       int              // cap on a model request's max_tokens at the gateway (PARLEY_MAX_TOKENS; gatewayconfig.go)
 	Limits          server.Limits    // per-user limits (limits.go)
+	RunLimits       runLimits        // per-run cgroup limits and largest file (confine.go)
 	isolationConfig
 	dbURLPassword bool // --database-url carried a password (dburl.go)
 }
@@ -131,6 +132,11 @@ func parseConfig(name string, args []string, getenv func(string) string, stderr 
 	if err := parseLimits(&c, getenv); err != nil {
 		return c, err
 	}
+	rl, err := parseRunLimits(getenv)
+	if err != nil {
+		return c, err
+	}
+	c.RunLimits = rl
 	fs := flag.NewFlagSet("parley "+name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Var(dbURLFlag{&c.DatabaseURL, &c.dbURLPassword}, "database-url", "PostgreSQL URL (env DATABASE_URL; a password belongs there, not here); empty = a private PostgreSQL under the data directory")
@@ -181,6 +187,9 @@ func serve(ctx context.Context, args []string, getenv func(string) string, stder
 		return err
 	}
 	defer closeStore()
+	if err := checkDiskCap(ctx, c); err != nil {
+		return err
+	}
 	if err := firstAdminHint(ctx, st, c, log); err != nil {
 		return err
 	}
@@ -247,6 +256,8 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	gw.SetMaxTokens(c.MaxTokens)
 	rc.GuardExe = rc.SelfExe // no claude outlives this process (package guard)
 	rc.Nice = c.RunNice      // PARLEY_RUN_NICE; the guard sets it
+	// A cgroup and a pid namespace per run, their OOM score and file cap.
+	defer confineRuns(c, &rc, log)()
 	// Logs are reconciled with Claude's transcripts before runs start and
 	// after a crash (see recoverLost).
 	rec := transcript.New(st, pub, log)
