@@ -94,18 +94,16 @@ func (r *Run) savedAnswer(toolUseID string) (askuser.Answer, bool) {
 // toolResults is the part of a stdout "user" line that confirms deliveries.
 type toolResults struct {
 	Message struct {
-		Content []struct {
-			Type      string `json:"type"`
-			ToolUseID string `json:"tool_use_id"`
-			IsError   bool   `json:"is_error"`
-		} `json:"content"`
+		Content []ToolResult `json:"content"`
 	} `json:"message"`
 }
 
 // confirmDeliveries reads a stdout "user" line: the tool result of a call
-// whose answer was handed over means Claude has the answer. An ask_user
-// call that ended in an error instead (the relay broke on the way) never
-// gave the model its answer; it is sent at once as a new turn.
+// whose answer was handed over means Claude has the answer, unless
+// AnswerTaken says the result took no answer. An ask_user call that ended
+// in an error instead (the relay broke on the way) never gave the model
+// its answer; it is sent at once as a new turn, unless the run is ending.
+// An answer not taken stays handed over: the process's end makes it owed.
 func (r *Run) confirmDeliveries(ctx context.Context, raw json.RawMessage) {
 	if len(r.awaiting) == 0 {
 		return
@@ -119,8 +117,12 @@ func (r *Run) confirmDeliveries(ctx context.Context, raw json.RawMessage) {
 		if b.Type != "tool_result" || !ok {
 			continue
 		}
+		taken := AnswerTaken(h.p.Source, b)
+		if !taken && (h.p.Source != SourceAskUser || r.stopping) {
+			continue // still handed over: owed once the process has ended
+		}
 		delete(r.awaiting, b.ToolUseID)
-		if b.IsError && h.p.Source == SourceAskUser && !r.stopping {
+		if !taken {
 			r.log.Warn("ask_user ended in an error after it was answered; sending the answer as a new turn", "input_id", h.p.InputID)
 			_ = r.deliverAsTurn(ctx, h.p, h.status, h.resp) // logged; owed to the next run if it failed
 			continue

@@ -18,9 +18,10 @@ const maxTranscriptLine = 16 << 20
 
 // transcriptHasResult reports whether the CLI's saved conversation
 // ($CLAUDE_CONFIG_DIR/projects/<cwd>/<session id>.jsonl, shared/claude-cli.md)
-// holds the result of the ask's tool call: then the model has the answer
-// and a resumed process must not be sent it again. A result that is an
-// error of ask_user (the relay broke) did not carry the answer.
+// holds a result of the ask's tool call that took its answer
+// (AnswerTaken, the rule the reconcile of a lost run follows too): then
+// the model has the answer and a resumed process must not be sent it
+// again.
 func transcriptHasResult(configDir, claudeSessionID string, p AskPayload) bool {
 	if configDir == "" || p.ToolUseID == "" || uuid.Validate(claudeSessionID) != nil {
 		return false
@@ -30,16 +31,16 @@ func transcriptHasResult(configDir, claudeSessionID string, p AskPayload) bool {
 		return false
 	}
 	defer f.Close()
-	return hasResult(f, []byte(p.ToolUseID), p.Source == SourceAskUser)
+	return hasResult(f, []byte(p.ToolUseID), p.Source)
 }
 
-// hasResult scans a transcript for a tool_result block of tool_use id;
-// errorsDontCount skips results marked is_error.
-func hasResult(r io.Reader, id []byte, errorsDontCount bool) bool {
+// hasResult scans a transcript for a tool_result block of tool_use id
+// that took the answer of an ask of source.
+func hasResult(r io.Reader, id []byte, source string) bool {
 	lr := safefile.NewLineReader(r, maxTranscriptLine)
 	for {
 		line, err := lr.Next()
-		if bytes.Contains(line, id) && lineHasResult(line, string(id), errorsDontCount) {
+		if bytes.Contains(line, id) && lineHasResult(line, string(id), source) {
 			return true
 		}
 		if err != nil && !errors.Is(err, safefile.ErrLineTooLong) {
@@ -48,13 +49,13 @@ func hasResult(r io.Reader, id []byte, errorsDontCount bool) bool {
 	}
 }
 
-func lineHasResult(line []byte, id string, errorsDontCount bool) bool {
+func lineHasResult(line []byte, id, source string) bool {
 	var u toolResults
 	if json.Unmarshal(line, &u) != nil {
 		return false
 	}
 	for _, b := range u.Message.Content {
-		if b.Type == "tool_result" && b.ToolUseID == id && !(errorsDontCount && b.IsError) {
+		if b.Type == "tool_result" && b.ToolUseID == id && AnswerTaken(source, b) {
 			return true
 		}
 	}

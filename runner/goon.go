@@ -122,6 +122,21 @@ type CutTurn struct {
 	Text   string
 	By     Author
 	Parley bool // Parley's own prompt (QueuedWork.Parley), not a member's
+	// CutCalls names the tools of the turn's allowed calls that were
+	// running when the run was lost: their error result is the cut, and
+	// the prompt that goes on says so.
+	CutCalls []string
+}
+
+// cutCallsText tells Claude that allowed calls were cut off: what they
+// did is unknown, so it checks before it runs them again.
+func cutCallsText(tools []string) string {
+	if len(tools) == 0 {
+		return ""
+	}
+	return " The call to " + strings.Join(tools, ", ") + " that was running then was cut off when the Claude process ended " +
+		"(the error you see as its result is that cut): it may have run in part or in whole, and its result is unknown. " +
+		"Check what it did before you run it again."
 }
 
 // GoOnAfterCrash is the prompt that goes on with what a crash cut off:
@@ -144,5 +159,11 @@ func GoOnAfterCrash(turns []CutTurn, begun, stopped bool) (w QueuedWork, ok bool
 			running = &ts[0]
 		}
 	}
-	return goOn(running, unread)
+	w, ok = goOn(running, unread)
+	if ok && running != nil {
+		if cut := cutCallsText(turns[0].CutCalls); cut != "" {
+			w.Text = strings.Replace(w.Text, goOnText, goOnText+cut, 1)
+		}
+	}
+	return w, ok
 }

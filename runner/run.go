@@ -123,6 +123,10 @@ func (r *Run) loop(ctx context.Context) {
 	work := context.WithoutCancel(ctx)
 	lines := r.lines
 	r.deliverOwed(work) // answers an earlier process never took go first
+	// A run started for owed answers that were delivered already (its
+	// transcript holds them) may never print a line or get a command: its
+	// idle clock starts now, as after any other work.
+	r.armIdle()
 	for {
 		select {
 		case l, ok := <-lines:

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"encoding/json"
+	"slices"
 
 	"parley/runner"
 )
@@ -25,9 +26,18 @@ type turns struct {
 	current string // the main conversation's last message
 	begun   bool   // the CLI began the running turn (turn ended+1)
 	stopped bool   // the running turn was being stopped
-	// asks are the running turn's asks (input id → tool_use id) whose
+	// asks are the running turn's asks (input id → its call) whose
 	// answers the CLI has not taken: the turn waits for them.
-	asks map[string]string
+	asks map[string]askCall
+	// cutCalls are the running turn's allowed calls whose error result
+	// reached only the transcript (the run was lost while they ran): the
+	// turn goes on, and Claude is told they were cut off.
+	cutCalls []string
+}
+
+// askCall is the tool call an ask belongs to.
+type askCall struct {
+	toolUseID, source, tool string
 }
 
 // endsTurn reports whether a message that stopped for this reason ends its
@@ -45,6 +55,7 @@ func (t *turns) endTurn() {
 	t.ended++
 	t.ending, t.begun, t.stopped = "", false, false
 	clear(t.asks)
+	t.cutCalls = nil
 }
 
 // message notes a message of the main conversation. Every tool call before
@@ -75,6 +86,8 @@ func (t *turns) follow(typ string, payload []byte, recovered bool) {
 		InputID         string          `json:"input_id"`
 		InputIDs        []string        `json:"input_ids"`
 		ToolUseID       string          `json:"tool_use_id"`
+		ToolName        string          `json:"tool_name"`
+		Source          string          `json:"source"`
 		Status          string          `json:"status"`
 		Reason          string          `json:"reason"`
 		StopsTurn       bool            `json:"stops_turn"`
@@ -103,9 +116,9 @@ func (t *turns) follow(typ string, payload []byte, recovered bool) {
 		}
 	case runner.TypeInputRequested:
 		if t.asks == nil {
-			t.asks = map[string]string{}
+			t.asks = map[string]askCall{}
 		}
-		t.asks[p.InputID] = p.ToolUseID
+		t.asks[p.InputID] = askCall{toolUseID: p.ToolUseID, source: p.Source, tool: p.ToolName}
 	case runner.TypeInputDelivered:
 		delete(t.asks, p.InputID)
 	case runner.TypeInputResolved:
@@ -124,30 +137,16 @@ func (t *turns) follow(typ string, payload []byte, recovered bool) {
 		}
 	case "assistant", "user":
 		var m struct {
-			ID         string `json:"id"`
-			StopReason string `json:"stop_reason"`
-			Content    []struct {
-				Type      string `json:"type"`
-				ToolUseID string `json:"tool_use_id"`
-				IsError   bool   `json:"is_error"`
-			} `json:"content"`
+			ID         string              `json:"id"`
+			StopReason string              `json:"stop_reason"`
+			Content    []runner.ToolResult `json:"content"`
 		}
 		if p.ParentToolUseID != nil || json.Unmarshal(p.Message, &m) != nil {
 			return
 		}
 		if typ == "user" {
-			// Tool results: the turn goes on, with these answers. An
-			// error is not one: the CLI writes one for the call it waited
-			// on when it is ended ("Tool permission request failed:
-			// AbortError…", measured on 2.1.328), and the answer is owed.
 			t.begun = true
-			for _, b := range m.Content {
-				for id, tool := range t.asks {
-					if b.Type == "tool_result" && !b.IsError && tool != "" && tool == b.ToolUseID {
-						delete(t.asks, id)
-					}
-				}
-			}
+			t.results(m.Content, recovered)
 			return
 		}
 		t.message(m.ID, recovered)
@@ -162,6 +161,30 @@ func (t *turns) follow(typ string, payload []byte, recovered bool) {
 			t.message(e.MessageID, recovered)
 		case e.Type == "message_delta" && endsTurn(e.StopReason):
 			t.ending = t.current
+		}
+	}
+}
+
+// results notes a "user" message's tool results: the turn goes on, with
+// the answers the CLI took by runner.AnswerTaken, the rule the delivery of
+// owed answers follows too. An error result the CLI wrote for a call whose
+// permission request it still waited on when it was ended ("Tool
+// permission request failed: AbortError…") took no answer: that one is
+// owed. An allowed call's error that only the transcript holds was cut
+// off with the lost run.
+func (t *turns) results(blocks []runner.ToolResult, recovered bool) {
+	for _, b := range blocks {
+		if b.Type != "tool_result" {
+			continue
+		}
+		for id, call := range t.asks {
+			if call.toolUseID == "" || call.toolUseID != b.ToolUseID || !runner.AnswerTaken(call.source, b) {
+				continue
+			}
+			delete(t.asks, id)
+			if recovered && b.IsError {
+				t.cutCalls = append(t.cutCalls, call.tool)
+			}
 		}
 	}
 }
@@ -186,5 +209,9 @@ func (t *turns) cut() (unfinished []runner.CutTurn, begun, stopped bool) {
 	if t.ended >= len(t.prompts) {
 		return nil, false, false
 	}
-	return t.prompts[t.ended:], t.begun, t.stopped || len(t.asks) > 0
+	unfinished = slices.Clone(t.prompts[t.ended:])
+	if t.begun {
+		unfinished[0].CutCalls = t.cutCalls
+	}
+	return unfinished, t.begun, t.stopped || len(t.asks) > 0
 }

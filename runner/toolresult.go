@@ -1,0 +1,65 @@
+package runner
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// ToolResult is a tool_result block of a "user" message, as the CLI prints
+// it on stdout and saves it in its transcript:
+// {"type":"tool_result","tool_use_id":"toolu_…","is_error":true,"content":"…"}
+// (content is a string or a list of text blocks).
+type ToolResult struct {
+	Type      string          `json:"type"`
+	ToolUseID string          `json:"tool_use_id"`
+	IsError   bool            `json:"is_error"`
+	Content   json.RawMessage `json:"content"`
+}
+
+// Text returns the result's text.
+func (b ToolResult) Text() string {
+	var s string
+	if json.Unmarshal(b.Content, &s) == nil {
+		return s
+	}
+	var blocks []struct {
+		Text string `json:"text"`
+	}
+	_ = json.Unmarshal(b.Content, &blocks)
+	parts := make([]string, 0, len(blocks))
+	for _, bl := range blocks {
+		parts = append(parts, bl.Text)
+	}
+	return strings.Join(parts, "\n")
+}
+
+// askAborted opens the error result the CLI writes for a call whose
+// permission request (can_use_tool: a permission, a plan, an
+// AskUserQuestion) it still waited on when it was ended: "Tool permission
+// request failed: AbortError…" (measured on 2.1.328).
+const askAborted = "Tool permission request failed"
+
+// AnswerTaken reports whether result, the tool_result of the call an ask
+// of source belongs to, means Claude took the ask's answer. It is the one
+// rule of the delivery check (the run's confirmDeliveries, and
+// transcriptHasResult for an answer owed) and of the reconcile of a lost
+// run (package transcript), so that the two never disagree on whether a
+// turn still waits for an answer:
+//   - a result that is no error: taken;
+//   - an error of ask_user: the relay broke on the way, and the model read
+//     an error instead of the answer: not taken, it is owed;
+//   - the CLI's own error for a call whose permission request it was still
+//     waiting on when it was ended: no answer reached it and the call
+//     never ran: not taken;
+//   - any other error (the allowed tool ran and failed, or was cut off as
+//     the process ended: "Exit code 137"): taken. The model holds the
+//     call's result, and its turn goes on from there.
+func AnswerTaken(source string, result ToolResult) bool {
+	switch {
+	case !result.IsError:
+		return true
+	case source == SourceAskUser:
+		return false
+	}
+	return !strings.HasPrefix(strings.TrimSpace(result.Text()), askAborted)
+}
