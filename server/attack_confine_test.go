@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -146,6 +147,28 @@ func TestConfineDaemonDiesWhenItsMemberIsRemoved(t *testing.T) {
 	}
 	waitGone(t, mark, "the member was removed", 15*time.Second)
 	e.healthy()
+}
+
+// TestConfineDaemonDiesWithItsProject (attack 4): archiving the project,
+// then deleting another's, ends their runs and what they started.
+func TestConfineDaemonDiesWithItsProject(t *testing.T) {
+	for _, action := range []string{"archive", "delete"} {
+		t.Run(action, func(t *testing.T) {
+			mark := marker(t)
+			e, w, _ := confineEnv(t, daemon(mark))
+			owner := e.member("owner@example.com", "Owner", roleOwner)
+			e.bash(w, 0)
+			waitThere(t, mark)
+			res := e.postAs(owner, fmt.Sprintf("/projects/%d/%s", e.project.ID, action),
+				url.Values{"archived": {"1"}, "confirm": {e.project.Name}})
+			res.Body.Close()
+			if res.StatusCode != http.StatusSeeOther {
+				t.Fatalf("%s the project: %d", action, res.StatusCode)
+			}
+			waitGone(t, mark, "the project went ("+action+")", 10*time.Second)
+			e.healthy()
+		})
+	}
 }
 
 // TestConfineDaemonDiesWhenTheGuardIsKilled (attack 4): the run's guard,
