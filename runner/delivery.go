@@ -55,6 +55,7 @@ type handedOver struct {
 	p      AskPayload
 	status askuser.Status
 	resp   Response
+	facts  CallFacts // what the process printed of the call meanwhile
 }
 
 // deliveries is the run's part in getting every answer to Claude.
@@ -134,7 +135,13 @@ func (r *Run) confirmDeliveries(ctx context.Context, raw json.RawMessage) {
 // deliverAsTurn sends an answer the process never took as the next user
 // turn, quoting the ask, and marks it delivered that way.
 func (r *Run) deliverAsTurn(ctx context.Context, p AskPayload, status askuser.Status, resp Response) error {
-	if err := r.turn(ctx, sentTurn{text: LateAnswerText(p, status, resp), by: Author{Name: resp.By, ID: resp.ByID}}, 0); err != nil {
+	return r.sendAsTurn(ctx, p, resp, LateAnswerText(p, status, resp))
+}
+
+// sendAsTurn sends text, which delivers the answer resp to ask p, as the
+// next user turn, and marks the answer delivered that way.
+func (r *Run) sendAsTurn(ctx context.Context, p AskPayload, resp Response, text string) error {
+	if err := r.turn(ctx, sentTurn{text: text, by: Author{Name: resp.By, ID: resp.ByID}}, 0); err != nil {
 		r.log.Error("send an answer as a new turn", "input_id", p.InputID, "err", err)
 		return err
 	}
@@ -180,12 +187,14 @@ func (r *Run) settleDeliveries(ctx context.Context, resume bool) {
 		return
 	}
 	ids := make([]string, 0, len(r.awaiting))
+	calls := map[string]CallFacts{} // for the run that delivers them (OwedAnswerText)
 	for _, h := range r.awaiting {
 		ids = append(ids, h.p.InputID)
+		calls[h.p.InputID] = h.facts
 		r.log.Warn("answer not delivered: the process ended before it took it", "input_id", h.p.InputID)
 	}
 	r.awaiting, r.owing = nil, resume && r.started
-	r.recordJSON(ctx, TypeInputUndelivered, map[string]any{"input_ids": ids, "reason": "the Claude process ended"})
+	r.recordJSON(ctx, TypeInputUndelivered, map[string]any{"input_ids": ids, "reason": "the Claude process ended", "calls": calls})
 }
 
 // drainLines handles the stdout lines still buffered once the reader has
@@ -223,6 +232,10 @@ func (r *Run) deliverOwed(ctx context.Context) {
 		r.log.Error("read answers owed to Claude", "err", err)
 		return
 	}
+	var facts map[string]CallFacts
+	if len(owed) > 0 {
+		facts = r.undeliveredFacts(ctx)
+	}
 	for _, o := range owed {
 		p, status, resp, err := o.decode()
 		if err != nil {
@@ -234,7 +247,9 @@ func (r *Run) deliverOwed(ctx context.Context) {
 			continue
 		}
 		r.log.Info("sending an owed answer as a new turn", "input_id", o.ID)
-		_ = r.deliverAsTurn(ctx, p, status, resp) // logged; still owed if it failed
+		// Handed to a process that ended before the call's result: an
+		// allowed call may have run (OwedAnswerText).
+		_ = r.sendAsTurn(ctx, p, resp, OwedAnswerText(p, status, resp, facts[o.ID])) // logged; still owed if it failed
 	}
 }
 

@@ -37,6 +37,7 @@ func (r *Run) handleLine(ctx context.Context, l Line) {
 			r.log.Error("record unstorable line", "err", err)
 		}
 	}
+	r.noteCall(l) // what a handed-over call is doing, should its process end
 	switch l.Type {
 	case "system":
 		if l.Subtype == "init" {
