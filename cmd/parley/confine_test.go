@@ -1,10 +1,19 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"parley/cgroup"
+	"parley/runner"
 )
 
 func TestParseRunLimits(t *testing.T) {
@@ -54,4 +63,83 @@ func TestDiskCapOffRefusedBesidePostgres(t *testing.T) {
 	if err := checkDiskCap(t.Context(), c); err != nil {
 		t.Errorf("a database on another host: %v", err)
 	}
+}
+
+// TestRestartKillsWhatADeadParleyLeft: a Parley died (SIGKILL) while a
+// run's setsid daemon lived in the run's cgroup; the next Parley's start
+// (confineRuns) kills the daemon and removes the dead one's cgroups.
+func TestRestartKillsWhatADeadParleyLeft(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("cgroups need root here")
+	}
+	probe, err := cgroup.Open(cgroup.Defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bases []string // <own cgroup>/parley in each hierarchy
+	for _, d := range probe.Dirs() {
+		bases = append(bases, filepath.Dir(d))
+	}
+	probe.Close()
+
+	dead := exec.Command("sleep", "300") // the Parley that will die
+	if err := dead.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", dead.Process.Pid))
+	fields := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+1:]))
+	owner := fmt.Sprintf("%d-%s-test", dead.Process.Pid, fields[19])
+	mark := fmt.Sprintf("parley-restart-test-%d", os.Getpid())
+	run := exec.Command("sh", "-c", `read go; setsid sh -c 'sleep 300' `+mark+` </dev/null >/dev/null 2>&1 &`)
+	in, _ := run.StdinPipe()
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range bases {
+		dir := filepath.Join(b, owner, "run-1")
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(run.Process.Pid)), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	in.Write([]byte("go\n"))
+	run.Wait()
+	dead.Process.Kill()
+	dead.Wait()
+	if len(procsWith(mark)) == 0 {
+		t.Fatal("the daemon did not start")
+	}
+
+	var rc runner.Config
+	closeCgroups := confineRuns(config{RunLimits: runLimits{Cgroup: cgroup.Defaults}}, &rc, slog.New(slog.DiscardHandler))
+	defer closeCgroups()
+	if rc.Cgroups == nil {
+		t.Fatal("no cgroups for the runs")
+	}
+	if pids := procsWith(mark); len(pids) > 0 {
+		for _, p := range pids {
+			syscall.Kill(p, syscall.SIGKILL)
+		}
+		t.Errorf("the dead Parley's daemon %v outlived the restart", pids)
+	}
+	for _, b := range bases {
+		if _, err := os.Stat(filepath.Join(b, owner)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the dead Parley's cgroup %s is still there: %v", filepath.Join(b, owner), err)
+		}
+	}
+}
+
+// procsWith are the processes whose command line holds mark.
+func procsWith(mark string) []int {
+	var pids []int
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		if b, err := os.ReadFile(d + "/cmdline"); err == nil && strings.Contains(string(b), mark) {
+			pid, _ := strconv.Atoi(filepath.Base(d))
+			pids = append(pids, pid)
+		}
+	}
+	return pids
 }
