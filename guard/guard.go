@@ -12,6 +12,14 @@
 // os/exec sets PR_SET_PDEATHSIG after it changes the uid, so the kernel does
 // not clear it.)
 //
+// Process groups are not enough either: a command may leave its group and
+// session (setsid), and the CLI starts each Bash command in a group of
+// its own. So the guard also confines the run before it starts the CLI
+// (confine.go): it enters the run's cgroup, which Parley kills whole when
+// the run ends, and in uid mode it is pid 1 of the run's own pid
+// namespace, whose processes all die with it. It sets the run's OOM
+// score and file size cap too.
+//
 // The guard is the group's leader and Parley's direct child, with the
 // parent-death signal set. It starts the real command in its own process
 // group and waits. When Parley dies the guard is told (SIGTERM) and its

@@ -28,12 +28,18 @@ import (
 // turn (one Bash call per prompt), Bash being allowed by the project.
 func confineEnv(t *testing.T, commands ...string) (*env, *ws, string) {
 	t.Helper()
+	return confineEnvIn(t, "uid", commands...)
+}
+
+// confineEnvIn is confineEnv with runs confined by isolation (uid, bwrap).
+func confineEnvIn(t *testing.T, isolation string, commands ...string) (*env, *ws, string) {
+	t.Helper()
 	var sc fakeapi.Scenario
 	for _, c := range commands {
 		sc = append(sc, fakeapi.Step{ToolName: "Bash", ToolInput: map[string]any{"command": c}},
 			fakeapi.Step{Text: "OUT " + fakeapi.ToolResultPlaceholder})
 	}
-	e := newEnv(t, sc, envOptions{quiet: true, isolation: "uid", guard: true, runConfig: confineRuns(t)})
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, runConfig: confineRuns(t)})
 	settings := e.project.ProjectSettings
 	settings.AllowedTools = []string{"Bash"}
 	if err := e.st.UpdateProjectSettings(t.Context(), e.project.ID, settings, ""); err != nil {
@@ -129,6 +135,24 @@ func TestConfineDaemonDiesWhenTheSessionStops(t *testing.T) {
 	e.sup.Stop(id)
 	waitGone(t, mark, "the session stopped", 10*time.Second)
 	e.healthy()
+}
+
+// TestConfineBwrap: in bubblewrap (started as the project's uid when
+// Parley is root) a run is in its cgroup too: a setsid daemon dies with
+// the session's stop, and a fork bomb stops at the task limit.
+func TestConfineBwrap(t *testing.T) {
+	mark := marker(t)
+	e, w, id := confineEnvIn(t, "bwrap", daemon(mark), forkBomb(mark+"-bomb"))
+	if out := e.bash(w, 0); !strings.Contains(out, "started") {
+		t.Fatalf("the daemon did not start: %q", out)
+	}
+	waitThere(t, mark)
+	if out := e.bash(w, 1); strings.Contains(out, "spawned=1000") {
+		t.Errorf("the run started 1000 processes: %q", out)
+	}
+	e.healthy()
+	e.sup.Stop(id)
+	waitGone(t, mark, "the session stopped", 15*time.Second)
 }
 
 // TestConfineDaemonDiesWhenItsMemberIsRemoved (attack 4): the member whose
@@ -231,8 +255,7 @@ func childOf(t *testing.T, pid int) int {
 // healthy, and what it forked dies with the run.
 func TestConfineForkBombHitsTheTaskLimit(t *testing.T) {
 	mark := marker(t)
-	bomb := fmt.Sprintf(`sh -c 'i=0; while [ $i -lt 1000 ]; do sh -c "sleep 120" %s >/dev/null 2>&1 & i=$((i+1)); done; echo spawned=$i' 2>&1 | tail -2`, mark)
-	e, w, id := confineEnv(t, bomb)
+	e, w, id := confineEnv(t, forkBomb(mark))
 	out := e.bash(w, 0)
 	if strings.Contains(out, "spawned=1000") {
 		t.Errorf("the run started 1000 processes: %q", out)
@@ -240,6 +263,11 @@ func TestConfineForkBombHitsTheTaskLimit(t *testing.T) {
 	e.healthy()
 	e.sup.Stop(id)
 	waitGone(t, mark, "the session stopped", 15*time.Second)
+}
+
+// forkBomb starts 1000 processes holding mark, or as many as it can.
+func forkBomb(mark string) string {
+	return fmt.Sprintf(`sh -c 'i=0; while [ $i -lt 1000 ]; do sh -c "sleep 120" %s >/dev/null 2>&1 & i=$((i+1)); done; echo spawned=$i' 2>&1 | tail -2`, mark)
 }
 
 // TestConfineMemoryHogDiesInItsCgroup (attack 6): a run that takes 3 GiB

@@ -103,7 +103,9 @@ func confineRuns(c config, rc *runner.Config, log *slog.Logger) func() {
 	rc.OOMScore, rc.MaxFile = runOOMScore, c.RunLimits.MaxFile
 	if os.Geteuid() == 0 {
 		if err := os.WriteFile("/proc/self/oom_score_adj", []byte(strconv.Itoa(parleyOOMScore)), 0); err != nil {
-			log.Warn("could not lower Parley's own OOM score", "err", err)
+			// Root without CAP_SYS_RESOURCE (a container): the runs'
+			// own score (runOOMScore) still puts them first.
+			log.Info("Parley's own OOM score stays as it is", "err", err)
 		}
 	}
 	if rc.GuardExe != "" && isUIDSandbox(rc.Sandbox) && os.Geteuid() == 0 {
