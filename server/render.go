@@ -173,66 +173,6 @@ func appendTo(c templ.Component) templ.Component {
 	})
 }
 
-// stream handles --include-partial-messages events: a message_start opens a
-// live block, text deltas append to it by its id, and a message that
-// stopped without text (it only called tools) takes its empty block away.
-// Subagent streams are not shown.
-func (r *renderer) stream(seq int64, payload []byte) []templ.Component {
-	e, ok := runner.DecodeStreamEvent(payload)
-	if !ok {
-		return nil
-	}
-	switch {
-	case e.Type == "message_start":
-		// One that still streams was cut off (an API error mid-stream,
-		// and Claude Code asked again).
-		var out []templ.Component
-		if r.st.known && r.st.open != "" && r.st.open != e.MessageID {
-			out = r.cut(seq, cutByRestart)
-		}
-		r.st = streamState{open: e.MessageID, known: true}
-		return append(out, r.messageStart(e.MessageID)...)
-	case e.IsTextDelta():
-		if !r.know(seq) || r.st.open == "" {
-			return nil
-		}
-		r.st.hasText = true
-		if r.skipping {
-			return nil
-		}
-		return []templ.Component{views.TextDelta(r.st.open, e.Text)}
-	case e.Type == "message_stop":
-		if !r.know(seq) {
-			return nil
-		}
-		st := r.st
-		r.st = streamState{known: true}
-		if st.open != "" && !st.hasText && !st.done {
-			return []templ.Component{views.StreamDropped(st.open)}
-		}
-	}
-	return nil
-}
-
-// messageStart opens the block of a message that starts streaming. A
-// backlog shows a message that completes in it whole (or, paged, holds its
-// place with a block that is not live) instead of replaying its stream.
-func (r *renderer) messageStart(id string) []templ.Component {
-	text, done := r.completed[id]
-	r.skipping = r.backlog && done
-	if !r.skipping {
-		return []templ.Component{appendTo(views.AssistantLive(id))}
-	}
-	r.skipped[id] = true
-	if r.paged {
-		return []templ.Component{appendTo(views.AssistantSlot(id))}
-	}
-	if text == "" {
-		return nil
-	}
-	return []templ.Component{appendTo(views.AssistantText(id, text, false))}
-}
-
 func (r *renderer) assistant(payload []byte) []templ.Component {
 	var a assistantEvent
 	if json.Unmarshal(payload, &a) != nil {
