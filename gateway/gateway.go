@@ -103,6 +103,11 @@ func New(cfg Config, sink UsageSink, notify Notifier, log *slog.Logger) (*Gatewa
 			pr.SetURL(up)
 			pr.Out.Host = up.Host
 			g.setCredentials(pr.Out.Header)
+			// The usage is read from the response as it passes: a client's
+			// Accept-Encoding (curl --compressed) would have the upstream
+			// compress it out of reach and the request go uncharged.
+			// Without it the transport asks for gzip and decompresses.
+			pr.Out.Header.Del("Accept-Encoding")
 		},
 		// -1: flush after every write, so each SSE event reaches the CLI
 		// as soon as the upstream sends it.
