@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"parley/limit"
 )
 
 // safetyGrace is how long the client waits past the server's own timeout
@@ -17,8 +19,13 @@ import (
 // TimeoutSeconds, so reaching this means the server is stuck or gone.
 const safetyGrace = 30 * time.Second
 
-// maxAnswerBytes bounds the relay's response body.
-const maxAnswerBytes = 256 << 10
+// maxAnswerBytes bounds the relay's response body. It holds any answer the
+// server accepts: its text (at most limit.TextBytes, the limit of an answer
+// on every surface) and its chosen labels (from a question of at most
+// maxQuestionBytes), each byte of which JSON may write as a six-byte
+// \u escape, and room for the rest. Cutting an answer short here made the
+// model read "ask_user could not reach the user".
+const maxAnswerBytes = 6*(limit.TextBytes+maxQuestionBytes) + 64<<10
 
 // errSafetyDeadline is the cause of the client's own deadline.
 var errSafetyDeadline = errors.New("ask-user safety deadline passed")

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"parley/askuser"
+	"parley/limit"
 	"parley/runner"
 	"parley/store"
 )
@@ -109,9 +110,27 @@ func (s *Server) answerAsk(ctx context.Context, r *http.Request, sessionID strin
 // deliverAnswer resolves the ask inputID of sess with resp, once: what the
 // page and the MCP tool respond both do after authorizing.
 func (s *Server) deliverAnswer(ctx context.Context, sess store.Session, inputID string, resp runner.Response) error {
+	if err := checkAnswerSize(resp); err != nil {
+		return err
+	}
+	// An answer resumes a session whose process ended: continuing it.
+	if err := s.refuseArchived(ctx, sess.ID); err != nil {
+		return err
+	}
 	err := s.runs.Answer(ctx, sess.ID, s.starter(sess), inputID, resp)
 	if errors.Is(err, runner.ErrRunEnded) || errors.Is(err, runner.ErrNotPending) || errors.Is(err, runner.ErrNotFound) {
 		return s.whyClosed(ctx, sess.ID, inputID)
 	}
 	return err
+}
+
+// checkAnswerSize refuses an answer whose text is over limit.TextBytes, the
+// limit of a prompt, with the sentence the page uses: every surface an
+// answer comes from (the page, the inbox, `parley asks`, MCP respond) is
+// held to it, and the ask_user relay client reads any answer within it.
+func checkAnswerSize(resp runner.Response) error {
+	if n := resp.TextBytes(); n > limit.TextBytes {
+		return errTooBig(n, limit.TextBytes)
+	}
+	return nil
 }

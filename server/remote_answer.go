@@ -51,6 +51,12 @@ func (s *Server) remoteAnswer(ctx context.Context, req store.AnswerRequest) stor
 	if err := json.Unmarshal(req.Response, &resp); err != nil {
 		return fail("Parley could not read that answer.")
 	}
+	if err := s.refuseArchived(ctx, sess.ID); err != nil {
+		return fail(userMessage(err))
+	}
+	if err := checkAnswerSize(resp); err != nil {
+		return fail(userMessage(err))
+	}
 	resp.By, resp.ByID = v.Name, v.ID
 	err = s.runs.Answer(ctx, sess.ID, s.starter(sess), in.ID, resp)
 	if errors.Is(err, runner.ErrRunEnded) || errors.Is(err, runner.ErrNotPending) || errors.Is(err, runner.ErrNotFound) {

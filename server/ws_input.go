@@ -7,6 +7,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
+
+	"parley/limit"
 )
 
 const (
@@ -52,14 +54,8 @@ func errTooBig(n, limit int64) error {
 	return badRequest(fmt.Sprintf("This message is %s; the limit is %s.", sizeText(n), sizeText(limit)))
 }
 
-// sizeText writes n bytes as KiB (rounded up: a message just over the
-// limit never reads as the limit) or MiB. Keep in step with static/app.js.
-func sizeText(n int64) string {
-	if n < 1<<20 {
-		return fmt.Sprintf("%d KiB", (n+1023)/1024)
-	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-}
+// sizeText writes n bytes as the page does (limit.TextSize).
+func sizeText(n int64) string { return limit.TextSize(n) }
 
 // checkUTF8 refuses a JSON message whose bytes are not valid UTF-8 or whose
 // strings escape a lone surrogate ("\udc00"): encoding/json would quietly

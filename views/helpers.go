@@ -1,12 +1,16 @@
 // Package views holds Parley's templ components: pure functions of data.
 package views
 
-import "strconv"
+import (
+	"strconv"
 
-// MaxPromptBytes bounds the text of one prompt or answer. The page refuses a
-// longer one before sending it (static/app.js reads it from the body's
-// data-max-bytes), and the server refuses it again.
-const MaxPromptBytes = 256 << 10
+	"parley/limit"
+)
+
+// MaxPromptBytes bounds the text of one prompt or answer (limit.TextBytes).
+// The page refuses a longer one before sending it (static/app.js reads it
+// from the body's data-max-bytes), and the server refuses it again.
+const MaxPromptBytes = limit.TextBytes
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 

@@ -7,6 +7,8 @@ import (
 	"io"
 
 	"parley/asks"
+	"parley/limit"
+	"parley/runner"
 	"parley/store"
 )
 
@@ -35,7 +37,7 @@ func asksCmd(ctx context.Context, args []string, getenv func(string) string, std
 			return err
 		}
 		defer client.Close()
-		return asks.Run(ctx, rest, client, stdout)
+		return asks.Run(ctx, rest, sizeChecked{client}, stdout)
 	}
 	if *user == "" {
 		fmt.Fprint(stderr, asks.Usage)
@@ -46,8 +48,21 @@ func asksCmd(ctx context.Context, args []string, getenv func(string) string, std
 		if err != nil {
 			return err
 		}
-		return asks.Run(ctx, rest, client, stdout)
+		return asks.Run(ctx, rest, sizeChecked{client}, stdout)
 	})
+}
+
+// sizeChecked refuses an answer over limit.TextBytes, the limit of a
+// prompt and of an answer on every surface, before anything is sent, with
+// the sentence the server and the page use.
+type sizeChecked struct{ asks.Client }
+
+// Answer implements asks.Client.
+func (c sizeChecked) Answer(ctx context.Context, id string, resp runner.Response) (string, error) {
+	if n := resp.TextBytes(); n > limit.TextBytes {
+		return "", errors.New(limit.TooMuchText(n) + " Nothing was sent.")
+	}
+	return c.Client.Answer(ctx, id, resp)
 }
 
 // takeFlags parses the named flags (as --name VALUE or --name=VALUE) out of

@@ -43,6 +43,12 @@ func TestAsksCommand(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "no Parley server is running") {
 		t.Errorf("answer without a server: %v, want a clear error", err)
 	}
+	// One limit for a prompt and an answer (limit.TextBytes), refused
+	// before anything is sent, in the server's and the page's words.
+	_, err = c.run("", "asks", "answer", in.ID[:6], "--user", "ann@example.com", "--text", strings.Repeat("x", 300<<10))
+	if want := "This message is 300 KiB; the limit is 256 KiB."; err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("a 300 KiB answer: %v, want %q", err, want)
+	}
 	if got, _ := st.GetInput(ctx, in.ID); got.Status != "pending" {
 		t.Errorf("the ask is %q, want still pending", got.Status)
 	}
