@@ -3,6 +3,7 @@ package server
 import (
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -51,4 +52,52 @@ func TestArchivedSessionRefusesPrompts(t *testing.T) {
 	}
 	w.prompt("Go on now.")
 	w.waitFor(60*time.Second, "Back at work.")
+}
+
+// TestArchivedSessionRefusesAnswers: an answer to an ask that was pending
+// when the session was archived would resume Claude to deliver it, which
+// is continuing the session: it is refused with the same sentence from
+// the page, MCP respond and `parley asks answer`, and the ask stays
+// pending for when the session is restored.
+func TestArchivedSessionRefusesAnswers(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{
+		{Text: "Let me ask.", ToolName: askTool, ToolInput: colourQuestion(false)},
+		{Text: "Thanks, carrying on."},
+	}, envOptions{quiet: true})
+	sess := e.newSession()
+	w := e.dial(sess.ID, 0)
+	w.prompt("pick a colour")
+	in := e.waitInput(w, sess.ID)
+	e.waitTranscript(sess, askTool)
+	if res := e.post("/sessions/"+sess.ID+"/archive", url.Values{"archived": {"1"}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("archive: %s", res.Status)
+	}
+	w = e.dial(sess.ID, 0)
+	w.answer(in, map[string]any{"choice": "Blue"})
+	w.waitFor(30*time.Second, archivedSentence)
+	callErr(t, e.mcpClient(e.apiToken(e.user), "", nil), "respond",
+		map[string]any{"sessionId": sess.ID, "inputId": in.ID, "decision": "allow", "answers": map[string]any{"Which colour?": "Blue"}}, archivedSentence)
+	if out, err := runAsks(t, e.listenForTerminals(t), "answer", in.ID, "--choice", "Blue"); err == nil || !strings.Contains(err.Error(), archivedSentence) {
+		t.Errorf("parley asks answer: %q, %v; want the refusal", out, err)
+	}
+	// (Stopping the run may let the CLI send the ask's cancelled result
+	// on its way out; no request carries the answer.)
+	for _, r := range e.fake.Requests() {
+		if strings.Contains(string(r.Raw), "User selected: Blue") {
+			t.Errorf("the answer reached the model of an archived session: %.300s", r.LastUserText())
+		}
+	}
+	if _, live := e.sup.Live(sess.ID); live {
+		t.Error("an archived session has a live run")
+	}
+	if got, _ := e.st.GetInput(t.Context(), in.ID); got.Status != "pending" {
+		t.Fatalf("the refused answer left the ask %q, want pending", got.Status)
+	}
+	// Restored, the answer goes through and Claude carries on.
+	if res := e.post("/sessions/"+sess.ID+"/archive", url.Values{"archived": {"0"}}); res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("restore: %s", res.Status)
+	}
+	w = e.dial(sess.ID, 0)
+	w.answer(in, map[string]any{"choice": "Blue"})
+	w.waitFor(60*time.Second, "Thanks, carrying on.")
 }
