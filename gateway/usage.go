@@ -25,7 +25,10 @@ func (g *Gateway) countUsage(resp *http.Response, gr granted) error {
 	}
 	sse := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
 	// Only a successful message costs money; count_tokens and errors do not.
-	charged := resp.StatusCode == http.StatusOK && resp.Request.URL.Path == "/v1/messages"
+	// resp.Request is the request sent upstream: its path ends in the
+	// client's (forwarded allows exactly /v1/messages there) after the
+	// upstream's base path, if it has one (a proxy at /anthropic).
+	charged := resp.StatusCode == http.StatusOK && strings.HasSuffix(resp.Request.URL.Path, "/v1/messages")
 	resp.Body = &usageReader{rc: resp.Body, sse: sse, done: func(t tokens, complete bool) {
 		u := Usage{Requests: 1, InputTokens: t.input + t.cacheWrite + t.cacheRead, OutputTokens: t.output, SessionID: gr.sessionID}
 		if charged {

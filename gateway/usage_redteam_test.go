@@ -140,3 +140,37 @@ func TestRedteamGatewayPricesServerTools(t *testing.T) {
 		t.Errorf("1,000 web searches were forwarded and charged $%.6f, want at least $10", u.CostUSD)
 	}
 }
+
+// TestRedteamGatewayChargesBehindABasePath: the operator's upstream is a
+// proxy with a base path (PARLEY upstream https://llm.example/anthropic,
+// as an AI gateway or LiteLLM is reached). Every Messages API response
+// must still be charged.
+func TestRedteamGatewayChargesBehindABasePath(t *testing.T) {
+	up := compressingUpstream(t)
+	s := &sink{u: map[int64]Usage{}, ch: make(chan struct{}, 4)}
+	g, err := New(Config{Upstream: up.URL + "/anthropic", APIKey: "real-key"}, s, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := httptest.NewServer(g)
+	defer front.Close()
+	token, _ := g.Admit(1, "sess", nil)
+	req, _ := http.NewRequest("POST", front.URL+"/v1/messages",
+		strings.NewReader(`{"model":"claude-opus-4-1","max_tokens":5000,"stream":true,"messages":[{"role":"user","content":"x"}]}`))
+	req.Header.Set("X-Api-Key", token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	select {
+	case <-s.ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("usage was not recorded")
+	}
+	const want = (100000*15 + 5000*75) / 1e6
+	if u := s.get(1); u.CostUSD < want-1e-9 {
+		t.Errorf("behind a base path a response was charged $%.6f (input %d, output %d tokens), want $%.3f", u.CostUSD, u.InputTokens, u.OutputTokens, want)
+	}
+}
