@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -192,6 +193,46 @@ func TestConfineDaemonDiesWithItsProject(t *testing.T) {
 			waitGone(t, mark, "the project went ("+action+")", 10*time.Second)
 			e.healthy()
 		})
+	}
+}
+
+// TestConfineRunCannotReadAnotherRunsToken (attack 4): a daemon of session
+// 1 reads every /proc/<pid>/environ it can, while session 2 of the same
+// project (the same uid) runs: session 2's gateway token never reaches
+// it, since each run's /proc shows its own pid namespace only.
+func TestConfineRunCannotReadAnotherRunsToken(t *testing.T) {
+	mark := marker(t)
+	hold := make(chan struct{})
+	defer close(hold)
+	harvester := fmt.Sprintf(`setsid sh -c 'while :; do cat /proc/[0-9]*/environ 2>/dev/null | tr "\0" "\n" | grep parley-run- >> harvest; sleep 0.2; done' %s </dev/null >/dev/null 2>&1 & echo started`, mark)
+	e, w, _ := confineEnv(t, harvester, "")
+	t.Cleanup(func() {
+		for _, pid := range procsWith(mark) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	e.fake.SetStep(2, fakeapi.Step{Text: "Session two is working.", Hold: hold}) // session 2's reply
+	e.bash(w, 0)
+	waitThere(t, mark)
+	s2 := e.newSession()
+	w2 := e.dial(s2.ID, 0)
+	w2.prompt("work")
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	if err := e.fake.WaitRequests(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	r2, ok := e.sup.Live(s2.ID)
+	if !ok || r2.Spec().ModelToken == "" {
+		t.Fatal("session 2 has no live run with a token")
+	}
+	time.Sleep(2 * time.Second) // the daemon reads /proc five times a second
+	got, _ := os.ReadFile(filepath.Join(WorkspaceDir(e.dataDir, e.project), "harvest"))
+	if strings.Contains(string(got), r2.Spec().ModelToken) {
+		t.Errorf("session 1's daemon read session 2's model token from /proc")
+	}
+	if !strings.Contains(string(got), "parley-run-") { // its own run's, in its own namespace
+		t.Errorf("the daemon read no token at all: it did not run as meant")
 	}
 }
 
