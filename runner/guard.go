@@ -45,16 +45,61 @@ func (c Config) guard(cmd *exec.Cmd, g *cgroup.Group) {
 		guard = append(guard, "--max-file", strconv.FormatInt(c.MaxFile, 10))
 	}
 	if sp := cmd.SysProcAttr; sp != nil && sp.Credential != nil && os.Geteuid() == 0 {
-		guard = append(guard, "--uid", strconv.FormatUint(uint64(sp.Credential.Uid), 10),
-			"--gid", strconv.FormatUint(uint64(sp.Credential.Gid), 10))
-		sp.Credential = nil
-		if c.PIDNamespace {
-			guard = append(guard, "--pid-ns")
-			sp.Cloneflags |= syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
-		}
+		guard = append(guard, c.identity(sp)...)
 	}
 	cmd.Args = append(append(guard, "--", cmd.Path), cmd.Args[1:]...)
 	cmd.Path = c.GuardExe
+}
+
+// identity moves the uid the sandbox set on a command into the guard's
+// arguments (the guard, root, switches to it itself), with a pid and mount
+// namespace where Config.PIDNamespace allows.
+func (c Config) identity(sp *syscall.SysProcAttr) []string {
+	args := []string{"--uid", strconv.FormatUint(uint64(sp.Credential.Uid), 10),
+		"--gid", strconv.FormatUint(uint64(sp.Credential.Gid), 10)}
+	sp.Credential = nil
+	if c.PIDNamespace {
+		args = append(args, "--pid-ns")
+		sp.Cloneflags |= syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
+	}
+	return args
+}
+
+// ToolSandbox starts a tool Parley runs on a project's files for itself
+// (git on its repository) as the project's runs are confined.
+type ToolSandbox interface {
+	ConfineTool(cmd *exec.Cmd, spec Spec) error
+}
+
+// GuardTools has every tool t confines start under the guard in a pid
+// namespace of its own, as a run does: git runs what the repository names
+// (a filter, a hook), which is the runs' to write, and what that starts
+// then dies when git ends instead of living on as the project's uid
+// beside later runs. Without a guard or pid namespaces it returns t.
+func (c Config) GuardTools(t ToolSandbox) ToolSandbox {
+	if t == nil || c.GuardExe == "" || !c.PIDNamespace || os.Geteuid() != 0 {
+		return t
+	}
+	return guardedTools{t: t, c: c}
+}
+
+type guardedTools struct {
+	t ToolSandbox
+	c Config
+}
+
+func (g guardedTools) ConfineTool(cmd *exec.Cmd, spec Spec) error {
+	if err := g.t.ConfineTool(cmd, spec); err != nil {
+		return err
+	}
+	sp := cmd.SysProcAttr
+	if sp == nil || sp.Credential == nil {
+		return nil // not given a uid: not a project's tool
+	}
+	guard := append([]string{g.c.GuardExe, "run-guard"}, g.c.identity(sp)...)
+	cmd.Args = append(append(guard, "--", cmd.Path), cmd.Args[1:]...)
+	cmd.Path = g.c.GuardExe
+	return nil
 }
 
 // ProbePIDNamespace starts `guardExe run-guard --pid-ns -- true` as a

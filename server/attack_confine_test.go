@@ -236,6 +236,31 @@ func TestConfineRunCannotReadAnotherRunsToken(t *testing.T) {
 	}
 }
 
+// TestConfineGitFilterDiesWithGit: git, which Parley runs on a worktree
+// project's repository as the project's uid, runs the smudge filter a
+// run planted; the daemon the filter starts dies when git ends (git runs
+// under the guard in a pid namespace of its own, as a run does).
+func TestConfineGitFilterDiesWithGit(t *testing.T) {
+	mark := marker(t)
+	plant := fmt.Sprintf(`G=$(git rev-parse --path-format=absolute --git-common-dir) && mkdir -p "$G/info" && echo '* filter=evil' >> "$G/info/attributes" && printf '#!/bin/sh\nsetsid sh -c "sleep 300" %s </dev/null >/dev/null 2>&1 &\nexec cat\n' > "$G/evil.sh" && chmod +x "$G/evil.sh" && git config -f "$G/config" filter.evil.smudge "$G/evil.sh" && echo PLANTED`, mark)
+	e, w, id := confineEnv(t, plant, "")
+	e.fake.SetStep(2, fakeapi.Step{Text: "Session two is working."})
+	t.Cleanup(func() {
+		for _, pid := range procsWith(mark) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	e.useRepo(gitRepo(t))
+	if out := e.bash(w, 0); !strings.Contains(out, "PLANTED") {
+		t.Fatalf("the filter was not planted: %q", out)
+	}
+	e.sup.Stop(id)
+	w2 := e.dial(e.newSession().ID, 0)
+	w2.prompt("work") // its worktree's checkout runs the filter
+	w2.waitFor(90*time.Second, "Session two is working.")
+	waitGone(t, mark, "git ended", 5*time.Second)
+}
+
 // TestConfineDaemonDiesWhenTheGuardIsKilled (attack 4): the run's guard,
 // the process Parley started, is SIGKILLed, as when Parley dies and the
 // guard gets no chance either; the daemon dies all the same.

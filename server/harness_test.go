@@ -180,7 +180,7 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	})
 	e.relay = httptest.NewServer(nil)
 	e.srv, err = New(ctx, Config{DataDir: dir, AskTimeout: o.askTimeout, AskUserEnabled: !o.askUserOff, PingPeriod: o.pingPeriod,
-		RelayURL: e.relay.URL + "/ask", ModelURL: e.relay.URL, RunsConfined: o.isolation == "uid", Limits: o.limits}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Broker: e.broker, Log: log, Gateway: gw, Tools: toolsOf(rc.Sandbox), Git: worktree.New(o.gitBin)})
+		RelayURL: e.relay.URL + "/ask", ModelURL: e.relay.URL, RunsConfined: o.isolation == "uid", Limits: o.limits}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Broker: e.broker, Log: log, Gateway: gw, Tools: rc.GuardTools(toolsOf(rc.Sandbox)), Git: worktree.New(o.gitBin)})
 	if err != nil {
 		t.Fatal(err)
 	}

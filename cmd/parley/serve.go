@@ -288,7 +288,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		Limits: c.Limits, RelayURL: "http://" + relayLn.Addr().String() + "/ask", ModelURL: "http://" + relayLn.Addr().String(),
 		RunsConfined: isUIDSandbox(rc.Sandbox), MetricsToken: c.MetricsToken, MetricsLoopback: c.MetricsLoopback},
 		server.Deps{Store: st, Supervisor: sup, Runs: node, Stops: node, Hub: hub, Broker: broker, Metrics: met, Log: log, Expirer: expiry, Gateway: gw,
-			Tools: toolSandbox(rc.Sandbox)})
+			Tools: rc.GuardTools(toolSandbox(rc.Sandbox))}) // a tool's leftovers die with it, as a run's
 	if err != nil {
 		return err
 	}
