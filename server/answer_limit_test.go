@@ -42,3 +42,30 @@ func TestAnswerLimitOnEverySurface(t *testing.T) {
 		})
 	}
 }
+
+// TestAnswerFromTerminalUpToTheLimit: `parley asks answer` through the
+// database carries an answer up to the limit of every surface, not only
+// what fits a NOTIFY payload (8000 bytes), and refuses one over it in the
+// same words. Before, a 200 KiB reason failed with "the answer is too long
+// (… bytes; at most about 7900)".
+func TestAnswerFromTerminalUpToTheLimit(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{bashStep("touch x"), {Text: "ok"}}, envOptions{quiet: true})
+	c := e.listenForTerminals(t)
+	s := e.newSession()
+	w := e.dial(s.ID, 0)
+	w.prompt("make x")
+	in := e.waitInput(w, s.ID)
+	reason := strings.Repeat("why ", 50<<10) // 200 KiB
+	if _, err := runAsks(t, c, "answer", in.ID, "--deny", "--reason", reason); err != nil {
+		t.Fatalf("a 200 KiB answer from a terminal: %v", err)
+	}
+	got, _ := e.lastToolResult(2)
+	if !strings.Contains(got, strings.TrimSpace(reason)) {
+		t.Errorf("the model did not get the whole reason (%d bytes of tool result)", len(got))
+	}
+	var left int
+	e.queryRow(`SELECT count(*) FROM pg_largeobject_metadata`, nil, &left)
+	if left != 0 {
+		t.Errorf("%d large objects left behind after the answer", left)
+	}
+}

@@ -33,6 +33,9 @@ type AnswerRequest struct {
 	InputID  string          `json:"input_id"`
 	UserID   int64           `json:"user_id"`
 	Response json.RawMessage `json:"response"` // a runner.Response
+	// ResponseObject is the large object that holds Response when it is
+	// too long for a NOTIFY payload (remote_large.go); 0 = none.
+	ResponseObject uint32 `json:"response_object,omitempty"`
 	// Replica is the one replica to apply it: the session's owner, else
 	// any live one; "" = every replica that listens.
 	Replica string `json:"replica,omitempty"`
@@ -88,7 +91,14 @@ func (s *Store) RequestAnswer(ctx context.Context, req AnswerRequest) (AnswerRes
 		return AnswerResult{}, fmt.Errorf("request answer: %w", err)
 	}
 	if len(payload) > maxNotifyPayload {
-		return AnswerResult{}, fmt.Errorf("request answer: the answer is too long (%d bytes; at most about %d)", len(payload), maxNotifyPayload)
+		unlink, err := s.stashResponse(ctx, &req)
+		if err != nil {
+			return AnswerResult{}, err
+		}
+		defer unlink()
+		if payload, err = json.Marshal(req); err != nil {
+			return AnswerResult{}, fmt.Errorf("request answer: %w", err)
+		}
 	}
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -209,6 +219,7 @@ func (s *Store) listen(ctx context.Context, start func(AnswerRequest)) error {
 		if req.Replica != "" && req.Replica != s.replica {
 			continue // another replica's to apply
 		}
+		s.loadResponse(ctx, &req)
 		start(req)
 	}
 }
