@@ -139,9 +139,13 @@ func (c *Client) post(ctx context.Context, body []byte) (Answer, error) {
 		return Answer{}, &lostError{fmt.Errorf("could not reach the Parley server at %s: %w", c.cfg.URL, err)}
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes+1))
 	if err != nil {
 		return Answer{}, &lostError{fmt.Errorf("read the Parley server's answer: %w", err)}
+	}
+	if len(data) > maxAnswerBytes {
+		// Never decode a cut answer: say what happened instead.
+		return Answer{}, fmt.Errorf("the Parley server's answer is over %d bytes, the most this client reads", maxAnswerBytes)
 	}
 	switch resp.StatusCode {
 	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
