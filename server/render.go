@@ -36,12 +36,16 @@ type renderer struct {
 	// leaves an empty block that the completed message replaces in place.
 	paged bool
 	// st is the top-level message streaming now, whose block the deltas
-	// name (render_stream.go); resolve reads it from the log when the
-	// renderer did not see it start, and unbound says a fragment was left
-	// out because it could not be known.
+	// name (render_stream.go); resolve (or the tracker) reads it from the
+	// log when the renderer did not see it start, and unbound says a
+	// fragment was left out because it could not be known.
 	st      streamState
 	resolve func(at int64) (streamState, bool)
 	unbound bool
+	// tracker and session: a live renderer reads the stream through the
+	// publisher's tracker.
+	tracker *streamTracker
+	session string
 }
 
 // newPagedRenderer prepares to replay a backlog page by page; completed

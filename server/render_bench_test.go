@@ -11,7 +11,8 @@ import (
 )
 
 // BenchmarkRenderLiveEvent measures the per-event work of the live path:
-// one event rendered once into the frame every browser of the session gets.
+// one event rendered once into the frame every browser of the session gets,
+// with the publisher's stream tracker (its message started at seq 41).
 func BenchmarkRenderLiveEvent(b *testing.B) {
 	events := map[string]string{
 		"text_delta": `{"type":"stream_event","event":{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello, here is some more text "}},"parent_tool_use_id":null}`,
@@ -23,10 +24,13 @@ func BenchmarkRenderLiveEvent(b *testing.B) {
 	for name, payload := range events {
 		b.Run(name, func(b *testing.B) {
 			e := store.Event{SessionID: "s", Seq: 42, Type: types[name], Payload: json.RawMessage(payload)}
+			tr := newStreamTracker()
 			b.ReportAllocs()
 			for b.Loop() {
-				r := &renderer{}
+				tr.keep("s", &renderer{st: streamState{open: "msg_1", known: true}}, 41, "stream_event")
+				r := tr.renderer("s", e.Seq)
 				_ = r.frame(context.Background(), []store.Event{e})
+				tr.keep("s", r, e.Seq, e.Type)
 			}
 		})
 	}

@@ -105,6 +105,12 @@ func (r *renderer) know(seq int64) bool {
 			return true
 		}
 	}
+	if r.tracker != nil {
+		if st, ok := r.tracker.read(r.session, seq-1); ok {
+			r.st = st
+			return true
+		}
+	}
 	r.unbound = true
 	return false
 }
@@ -162,20 +168,26 @@ func (t *streamTracker) renderer(sessionID string, first int64) *renderer {
 	if t == nil {
 		return r
 	}
+	r.tracker, r.session = t, sessionID
 	t.mu.Lock()
 	ts, ok := t.sessions[sessionID]
-	resolve := t.resolve
 	t.mu.Unlock()
 	if ok && ts.last == first-1 {
 		r.st = ts.st
 	}
-	if resolve != nil {
-		r.resolve = func(at int64) (streamState, bool) {
-			o, err := resolve(context.Background(), sessionID, at)
-			return fromOpenStream(o), err == nil
-		}
-	}
 	return r
+}
+
+// read reads the stream open at seq at of the session's log.
+func (t *streamTracker) read(sessionID string, at int64) (streamState, bool) {
+	t.mu.Lock()
+	resolve := t.resolve
+	t.mu.Unlock()
+	if resolve == nil {
+		return streamState{}, false
+	}
+	o, err := resolve(context.Background(), sessionID, at)
+	return fromOpenStream(o), err == nil
 }
 
 // keep notes what r knows after the session's events up to seq last. A

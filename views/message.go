@@ -1,6 +1,23 @@
 package views
 
-import "encoding/hex"
+import (
+	"context"
+	"encoding/hex"
+	"io"
+
+	"github.com/a-h/templ"
+)
+
+// TextDelta appends streamed text to its own message's live block, named
+// by id: never to another block that happens to be live too. It is the
+// hottest fragment (one per streamed token), so it is written directly;
+// the page's fast path (static/app.js) reads exactly this shape.
+func TextDelta(msgID, text string) templ.Component {
+	return templ.ComponentFunc(func(_ context.Context, w io.Writer) error {
+		_, err := io.WriteString(w, `<div hx-swap-oob="beforeend:#`+MessageDOMID(msgID)+` .body">`+templ.EscapeString(text)+`</div>`)
+		return err
+	})
+}
 
 // MessageDOMID is the element id of an assistant message's block: "m-"
 // and the message id, which fragments name in CSS selectors
