@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -234,6 +235,63 @@ func relayRoutes(t *testing.T, isolation string) {
 	}
 	if n := len(e.fake.SideRequests()); n > 0 {
 		t.Errorf("%d of the probe's requests reached the model's upstream", n)
+	}
+	e.healthy()
+}
+
+// TestRedteamRemovedMembersFilterStillRuns: a member's Claude plants a
+// clean and smudge filter in the repository's own git dir (not in any
+// file of the tree, so no diff or merge shows it). The member is removed.
+// An owner then views the member's session and starts a session of their
+// own: Parley's git, as the project's uid, must not run what the removed
+// member planted (in uid mode it could still send the project's code
+// anywhere: runs' network is not confined).
+func TestRedteamRemovedMembersFilterStillRuns(t *testing.T) {
+	t.Skip("redteam: open, see report")
+	t.Run("uid", func(t *testing.T) { removedMembersFilter(t, "uid") })
+	t.Run("bwrap", func(t *testing.T) { removedMembersFilter(t, "bwrap") })
+}
+
+func removedMembersFilter(t *testing.T, isolation string) {
+	plant := `G=$(git rev-parse --path-format=absolute --git-common-dir) && mkdir -p "$G/info" && echo '* filter=evil' >> "$G/info/attributes" && ` +
+		`printf '#!/bin/sh\necho "$(id -u) $1" >> "%s/filter-ran"\nexec cat\n' "$G" > "$G/evil.sh" && chmod +x "$G/evil.sh" && ` +
+		`git config -f "$G/config" filter.evil.smudge "$G/evil.sh smudge" && git config -f "$G/config" filter.evil.clean "$G/evil.sh clean" && echo PLANTED`
+	sc := fakeapi.Scenario{
+		{ToolName: "Bash", ToolInput: map[string]any{"command": plant}},
+		{Text: "OUT " + fakeapi.ToolResultPlaceholder},
+		{Text: "Owners session here."},
+	}
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true})
+	repo := gitRepo(t)
+	e.useRepo(repo)
+	owner := e.member("owner@example.com", "Owner", roleOwner)
+	s1 := e.newSession()
+	w1 := e.dial(s1.ID, 0)
+	w1.prompt("plant")
+	w1.waitFor(120*time.Second, "OUT ", "Done ·")
+	if out, _ := e.lastToolResult(2); !strings.Contains(out, "PLANTED") {
+		t.Fatalf("the filter was not planted: %q", out)
+	}
+	res := e.postAs(owner, fmt.Sprintf("/projects/%d/settings/members/%d/remove", e.project.ID, e.user.ID), nil)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("remove the member: %d", res.StatusCode)
+	}
+	ran := filepath.Join(repo, ".git", "filter-ran")
+	os.Remove(ran)
+
+	// The owner looks at the removed member's session, then starts one.
+	e.getAs(owner, "/sessions/"+s1.ID)
+	s2, err := e.st.CreateSessionBy(t.Context(), e.project.ID, "mine", owner.Name, owner.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2 := e.dialAs(owner, s2.ID, 0)
+	w2.prompt("my work")
+	w2.waitFor(60*time.Second, "Owners session here.", "Done ·")
+	if b, _ := os.ReadFile(ran); len(b) > 0 {
+		t.Errorf("after the member's removal Parley's git ran the filter they planted %d times (uid, mode: %q)",
+			strings.Count(string(b), "\n"), strings.Fields(string(b)))
 	}
 	e.healthy()
 }
