@@ -260,14 +260,8 @@ func (s *Supervisor) Answer(ctx context.Context, sessionID string, start Starter
 func (s *Supervisor) answer(ctx context.Context, sessionID string, start Starter, w QueuedWork) error {
 	inputID, resp := w.InputID, w.Resp
 	if _, ok := s.Live(sessionID); !ok {
-		in, err := s.journal.LoadInput(ctx, inputID)
-		switch {
-		case err != nil:
+		if _, err := loadPending(ctx, s.journal, sessionID, inputID); err != nil {
 			return err
-		case in.SessionID != sessionID:
-			return ErrNotFound
-		case in.Status != "pending":
-			return ErrNotPending
 		}
 	}
 	// An answer that waits in line says what it is too (drain.go).
@@ -453,6 +447,9 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 	lcancel()
 	if err != nil {
 		return nil, fmt.Errorf("read the session log: %w", err)
+	}
+	if err := ensureRuntimeDir(s.runtimeDir); err != nil {
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	r := &Run{seq: last, spec: o.Spec, journal: s.journal, pub: s.pub, broker: s.broker, leaseHeld: s.leaseHeld,

@@ -36,3 +36,16 @@ func SweepRunFiles(dir string) (int, error) {
 	}
 	return n, nil
 }
+
+// ensureRuntimeDir makes the runtime dir again when it is missing (an
+// operator's cleanup, or another replica's sweep that erred), so one lost
+// directory does not fail every new run until a restart. "" = none used.
+func ensureRuntimeDir(dir string) error {
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("make the runtime dir: %w", err)
+	}
+	return nil
+}
