@@ -25,7 +25,8 @@ import (
 	"sync/atomic"
 )
 
-// Limits are what each run's cgroup may hold. Zero leaves a limit unset.
+// Limits are what each run's cgroup (or, with NewIn, each project's) may
+// hold. Zero leaves a limit unset.
 type Limits struct {
 	Tasks     int   // processes and threads (pids.max)
 	Memory    int64 // bytes of memory; swap is not given on top of it
@@ -44,6 +45,8 @@ type Manager struct {
 	owner  string   // this process's directory name under each of owners
 	limits Limits
 	next   atomic.Int64
+	// projects counts each project's live runs (NewIn).
+	projects projects
 }
 
 // controllers are the v1 hierarchies Parley uses, and the v2 controllers.
@@ -135,6 +138,7 @@ func (m *Manager) Close() error {
 	for _, g := range m.groupsOf(m.owner) {
 		errs = append(errs, g.Remove())
 	}
+	errs = append(errs, removeDirs(m.projectDirs(m.owner)))
 	for _, d := range m.Dirs() {
 		if err := os.Remove(d); err != nil && !errors.Is(err, os.ErrNotExist) {
 			errs = append(errs, fmt.Errorf("remove cgroup %s: %w", d, err))

@@ -19,6 +19,9 @@ const killWait = 10 * time.Second
 type Group struct {
 	v2   bool
 	dirs []string
+	// done, if set, is called once the group is removed: its project's
+	// cgroup goes with the project's last run (Manager.NewIn).
+	done func()
 }
 
 // Dirs are the group's directories, one per hierarchy: a process joins
@@ -137,6 +140,10 @@ func (g *Group) Remove() error {
 			}
 			time.Sleep(10 * time.Millisecond)
 		}
+	}
+	if g.done != nil {
+		g.done()
+		g.done = nil
 	}
 	return err
 }

@@ -82,6 +82,9 @@ func (m *Manager) Sweep() (int, error) {
 			}
 			n++
 		}
+		if err := removeDirs(m.projectDirs(o.Name())); err != nil {
+			errs = append(errs, fmt.Errorf("sweep cgroups: %w", err))
+		}
 		for _, b := range m.owners {
 			if err := os.Remove(filepath.Join(b, o.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
 				errs = append(errs, fmt.Errorf("sweep cgroups: %w", err))
@@ -91,7 +94,8 @@ func (m *Manager) Sweep() (int, error) {
 	return n, errors.Join(errs...)
 }
 
-// groupsOf are the run groups under owner, by name across hierarchies.
+// groupsOf are the run groups under owner, by name across hierarchies:
+// run-N, and project-P/run-N of NewIn.
 func (m *Manager) groupsOf(owner string) []*Group {
 	names := map[string]bool{}
 	for _, b := range m.owners {
@@ -99,6 +103,14 @@ func (m *Manager) groupsOf(owner string) []*Group {
 		for _, e := range entries {
 			if e.IsDir() && strings.HasPrefix(e.Name(), "run-") {
 				names[e.Name()] = true
+			}
+			if e.IsDir() && strings.HasPrefix(e.Name(), "project-") {
+				runs, _ := os.ReadDir(filepath.Join(b, owner, e.Name()))
+				for _, r := range runs {
+					if r.IsDir() && strings.HasPrefix(r.Name(), "run-") {
+						names[filepath.Join(e.Name(), r.Name())] = true
+					}
+				}
 			}
 		}
 	}

@@ -1,0 +1,82 @@
+package cgroup
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestProjectRunsShareItsTasks: two runs of one project together hold
+// at most the project's 20 tasks, whatever each would hold alone; the
+// project's cgroup goes with its last run.
+func TestProjectRunsShareItsTasks(t *testing.T) {
+	m := manager(t, Limits{Tasks: 500})
+	a, err := m.NewIn(7, Limits{Tasks: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := m.NewIn(7, Limits{Tasks: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, out := startIn(t, a, `for i in $(seq 12); do sleep 300 >/dev/null 2>&1 & done; echo started; read x`); !out.Scan() || out.Text() != "started" {
+		t.Fatalf("the first run's script said %q", out.Text())
+	}
+	// The second run's shell dies of a fork it cannot have: what it
+	// started before stays.
+	_, out := startIn(t, b, `echo started; for i in $(seq 40); do sleep 300 >/dev/null 2>&1 & done 2>/dev/null; read x`)
+	if !out.Scan() || out.Text() != "started" {
+		t.Fatalf("the second run's script said %q", out.Text())
+	}
+	time.Sleep(500 * time.Millisecond)
+	pa, _ := a.Procs()
+	pb, _ := b.Procs()
+	if n := len(pa) + len(pb); n > 20 || len(pa) < 5 || len(pb) < 1 {
+		t.Errorf("the two runs hold %d+%d processes, want at most 20 together", len(pa), len(pb))
+	}
+	parent := filepath.Dir(a.Dirs()[0])
+	if got, want := filepath.Base(parent), "project-"+strconv.Itoa(7); got != want {
+		t.Errorf("the run's parent is %s, want %s", got, want)
+	}
+	if err := a.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(parent); err != nil {
+		t.Errorf("the project's cgroup went with its first run: %v", err)
+	}
+	if err := b.Remove(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(parent); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the project's cgroup %s is still there after its last run: %v", parent, err)
+	}
+}
+
+// TestCloseRemovesProjectGroups: Close kills a project's runs and
+// removes the project's cgroup too.
+func TestCloseRemovesProjectGroups(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("making cgroups needs root")
+	}
+	m, err := Open(Defaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g, err := m.NewIn(3, Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, out := startIn(t, g, `echo started; sleep 300`)
+	out.Scan()
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range m.Dirs() {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s is still there: %v", d, err)
+		}
+	}
+}
