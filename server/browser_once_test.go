@@ -139,6 +139,32 @@ func TestBrowserOnceNoReplyShownTwice(t *testing.T) {
 	}
 }
 
+// TestBrowserOnceTeammateJoinsMidReply is the issue's first case alone: a
+// teammate opens the session while Claude streams a reply that follows a
+// finished one, at several points of it, with no fault at all; each page
+// shows each word of both replies once.
+func TestBrowserOnceTeammateJoinsMidReply(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{
+		{Text: lettered("a", 30), Chunks: 30, ToolName: askTool, ToolInput: colourQuestion(false)},
+		{Text: lettered("b", 120), Chunks: 120, ChunkDelay: 25 * time.Millisecond},
+	}, envOptions{quiet: true})
+	s := e.newSession()
+	url := e.web.URL + "/sessions/" + s.ID
+	first := e.browser(t)
+	w := e.dial(s.ID, 0)
+	w.prompt("go")
+	w.answer(e.waitInput(w, s.ID), map[string]any{"choice": "Blue"})
+	pages := map[string]context.Context{}
+	for _, at := range []int{5, 30, 60, 90} {
+		waitUntil(t, 60*time.Second, "the reply to stream", func() bool { return e.streamedWords(s.ID, "b") >= at })
+		pages[fmt.Sprintf("a page opened at word %d", at)] = openPage(t, first, url)
+	}
+	w.waitFor(60*time.Second, "turn-result")
+	for _, name := range slices.Sorted(maps.Keys(pages)) {
+		e.wantOnce(t, pages[name], s.ID, "after the reply, "+name)
+	}
+}
+
 // pollLive waits for the page's socket to be live. It polls on a timer:
 // a tab in the background gets no animation frames.
 var pollLive = chromedp.Poll(`document.getElementById('conn').dataset.state === 'live'`, nil,
