@@ -1,0 +1,197 @@
+package quota
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// write makes a file of n bytes of data (not sparse) at path.
+func write(t *testing.T, path string, n int) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, make([]byte, n), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func usageOf(t *testing.T, dirs ...string) int64 {
+	t.Helper()
+	n, err := Usage(dirs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// TestUsageCountsWhatTheTreeHolds: files count their blocks, a file with
+// two links once, a missing directory nothing, and an empty file or
+// directory at least 4 KiB.
+func TestUsageCountsWhatTheTreeHolds(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a", "big"), 3<<20)
+	if err := os.Link(filepath.Join(dir, "a", "big"), filepath.Join(dir, "big-again")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 100 {
+		write(t, filepath.Join(dir, "empty", strings.Repeat("x", i+1)), 0)
+	}
+	got := usageOf(t, dir, filepath.Join(dir, "missing"))
+	// 3 MiB, 100 empty files at 4 KiB, and the three directories.
+	if want := int64(3<<20 + 100*minEntry + 3*minEntry); got < want || got > want+64<<10 {
+		t.Errorf("usage %d, want about %d", got, want)
+	}
+	if got2 := usageOf(t, dir, filepath.Join(dir, "a")); got2 != got {
+		t.Errorf("a tree listed twice counts %d, want %d (once)", got2, got)
+	}
+}
+
+// TestUsageFollowsNoLink: a link to a big tree outside counts as the
+// link, at the top and inside.
+func TestUsageFollowsNoLink(t *testing.T) {
+	outside, dir := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(outside, "big"), 8<<20)
+	if err := os.Symlink(outside, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(outside, "big"), filepath.Join(dir, "file-link")); err != nil {
+		t.Fatal(err)
+	}
+	if got := usageOf(t, dir); got > 1<<20 {
+		t.Errorf("usage %d: a link was followed", got)
+	}
+	if got := usageOf(t, filepath.Join(dir, "link")); got > 1<<20 {
+		t.Errorf("usage of a top that is a link %d: it was followed", got)
+	}
+}
+
+// TestUsageSwapAttack: a directory swapped for a link to a big tree while
+// the walk runs never has the big tree counted.
+func TestUsageSwapAttack(t *testing.T) {
+	outside, dir := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(outside, "big"), 16<<20)
+	sub := filepath.Join(dir, "sub")
+	for i := range 50 {
+		write(t, filepath.Join(sub, "d", strings.Repeat("f", i+1)), 0)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ctx.Err() == nil {
+			_ = os.Rename(sub, sub+".real")
+			_ = os.Symlink(outside, sub)
+			_ = os.Remove(sub)
+			_ = os.Rename(sub+".real", sub)
+		}
+	}()
+	for range 300 {
+		if got := usageOf(t, dir); got > 8<<20 {
+			t.Fatalf("usage %d: the swapped link's target was counted", got)
+		}
+	}
+	cancel()
+	<-done
+}
+
+// TestUsageStaysOnItsFileSystem: a file system mounted inside the tree
+// is not counted.
+func TestUsageStaysOnItsFileSystem(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting needs root")
+	}
+	dir := t.TempDir()
+	mnt := filepath.Join(dir, "mnt")
+	os.Mkdir(mnt, 0o755)
+	if err := syscall.Mount("tmpfs", mnt, "tmpfs", 0, "size=64m"); err != nil {
+		t.Skipf("mount tmpfs: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(mnt, syscall.MNT_DETACH) })
+	write(t, filepath.Join(mnt, "big"), 16<<20)
+	if got := usageOf(t, dir); got > 1<<20 {
+		t.Errorf("usage %d: the mounted file system was counted", got)
+	}
+}
+
+// TestUsageTooDeep: a tree nested deeper than it measures is an error
+// the quota counts as over, not a way around it.
+func TestUsageTooDeep(t *testing.T) {
+	dir := t.TempDir()
+	d, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := int(d.Fd())
+	for range maxDepth + 2 {
+		if err := syscall.Mkdirat(fd, "d", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		nfd, err := syscall.Openat(fd, "d", syscall.O_RDONLY|syscall.O_DIRECTORY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fd != int(d.Fd()) {
+			syscall.Close(fd)
+		}
+		fd = nfd
+	}
+	syscall.Close(fd)
+	d.Close()
+	_, err = Usage(dir)
+	if !errors.Is(err, ErrTooDeep) {
+		t.Fatalf("Usage of a tree %d deep: %v, want ErrTooDeep", maxDepth+2, err)
+	}
+	if st := (Status{Quota: 1 << 30, Err: err}); !st.Over() || !strings.Contains(st.Sentence(), "too deep") {
+		t.Errorf("a tree too deep: over %v, %q", st.Over(), st.Sentence())
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+}
+
+// TestWatcherStopsAProjectOverItsQuota: a live project is measured every
+// period and stopped once over; Check lets it go once files are removed.
+func TestWatcherStopsAProjectOverItsQuota(t *testing.T) {
+	dir := t.TempDir()
+	over := make(chan Status, 10)
+	w := New(Config{Every: 20 * time.Millisecond,
+		Project: func(context.Context, int64) (Project, error) { return Project{Dirs: []string{dir}, Quota: 1 << 20}, nil },
+		Live:    func() []int64 { return []int64{5} },
+		Over:    func(_ context.Context, id int64, st Status) { over <- st }})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error)
+	go func() { done <- w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	if st, err := w.Check(t.Context(), 5); err != nil || st.Over() {
+		t.Fatalf("an empty project: %+v, %v", st, err)
+	}
+	write(t, filepath.Join(dir, "big"), 2<<20)
+	select {
+	case st := <-over:
+		if !strings.Contains(st.Sentence(), "more than its disk quota of 1 MiB") {
+			t.Errorf("sentence %q", st.Sentence())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the project over its quota was not stopped")
+	}
+	if st, _ := w.Check(t.Context(), 5); !st.Over() {
+		t.Errorf("Check after the stop: %+v, want over", st)
+	}
+	os.Remove(filepath.Join(dir, "big"))
+	if st, _ := w.Check(t.Context(), 5); st.Over() {
+		t.Errorf("Check once the file is gone: %+v, want under", st)
+	}
+}
+
+func TestBytes(t *testing.T) {
+	for n, want := range map[int64]string{512: "512 bytes", 50 << 20: "50 MiB", 61<<20 + 300<<10: "61.3 MiB", 10 << 30: "10 GiB"} {
+		if got := Bytes(n); got != want {
+			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

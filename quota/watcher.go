@@ -1,0 +1,200 @@
+package quota
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// Status is a project's disk use against its quota, as last measured.
+type Status struct {
+	Used  int64 // bytes its directories take
+	Quota int64 // bytes; 0 = no quota
+	At    time.Time
+	Took  time.Duration // how long the measuring took
+	// Err is why the project could not be measured: ErrTooDeep counts as
+	// over the quota, any other error as not measured.
+	Err error
+}
+
+// Over says whether the project is over its quota.
+func (s Status) Over() bool {
+	return s.Quota > 0 && (s.Used > s.Quota || errors.Is(s.Err, ErrTooDeep))
+}
+
+// Sentence says where the project stands and, over the quota, what to
+// do; "" without a quota.
+func (s Status) Sentence() string {
+	switch {
+	case s.Quota == 0:
+		return ""
+	case errors.Is(s.Err, ErrTooDeep):
+		return fmt.Sprintf("This project's directories are nested more than %d levels deep, too deep to measure against its disk quota of %s: "+
+			"Claude takes no new message in this project until that tree is removed from its workspace on the server.", maxDepth, Bytes(s.Quota))
+	case s.Over():
+		return fmt.Sprintf("This project's files take %s, more than its disk quota of %s: Claude takes no new message in this project "+
+			"until files are removed from its workspace on the server or an admin raises the quota in the project's settings.", Bytes(s.Used), Bytes(s.Quota))
+	}
+	return fmt.Sprintf("This project's files take %s of its disk quota of %s.", Bytes(s.Used), Bytes(s.Quota))
+}
+
+// Bytes says n bytes in binary units: "512 bytes", "61.3 MiB", "10 GiB".
+func Bytes(n int64) string {
+	units := []string{"KiB", "MiB", "GiB", "TiB"}
+	if n < 1024 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	v, i := float64(n)/1024, 0
+	for v >= 1024 && i < len(units)-1 {
+		v, i = v/1024, i+1
+	}
+	if v == float64(int64(v)) {
+		return fmt.Sprintf("%d %s", int64(v), units[i])
+	}
+	return fmt.Sprintf("%.1f %s", v, units[i])
+}
+
+// Project is what the watcher measures of a project: its directories
+// (workspace, worktrees, home, CLI config) and its quota.
+type Project struct {
+	Dirs  []string
+	Quota int64 // bytes; 0 = none
+}
+
+// Config is what a Watcher needs.
+type Config struct {
+	// Every is how often a project with a live run is measured; a
+	// project whose measuring takes long is measured at most every ten
+	// times as long, so the walk never takes more than a tenth of a CPU.
+	Every time.Duration
+	// Project returns a project's directories and quota.
+	Project func(ctx context.Context, id int64) (Project, error)
+	// Live lists the projects that have a live run here.
+	Live func() []int64
+	// Over stops a project's runs because of st (st.Sentence says why).
+	Over func(ctx context.Context, id int64, st Status)
+	Log  *slog.Logger
+}
+
+// Watcher measures projects' disk use: every Config.Every for each
+// project with a live run, and on demand (Check) when a run starts or a
+// prompt comes.
+type Watcher struct {
+	cfg Config
+	mu  sync.Mutex
+	by  map[int64]*watched
+}
+
+// watched is one project's last measurement; mu serializes measuring it.
+type watched struct {
+	mu sync.Mutex
+	st Status
+}
+
+// New returns a Watcher; call Run to watch the live projects.
+func New(c Config) *Watcher {
+	if c.Every <= 0 {
+		c.Every = 10 * time.Second
+	}
+	if c.Log == nil {
+		c.Log = slog.New(slog.DiscardHandler)
+	}
+	return &Watcher{cfg: c, by: map[int64]*watched{}}
+}
+
+// project returns the project's entry, made on first use.
+func (w *Watcher) project(id int64) *watched {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	p := w.by[id]
+	if p == nil {
+		p = &watched{}
+		w.by[id] = p
+	}
+	return p
+}
+
+// Last is the project's last measurement, if it was measured.
+func (w *Watcher) Last(id int64) (Status, bool) {
+	p := w.project(id)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.st, !p.st.At.IsZero()
+}
+
+// Check returns the project's status, measured now unless the last
+// measurement is recent (within its period) and under the quota: a
+// project found over is measured again each time, so that it is let go
+// as soon as files are removed or the quota raised.
+func (w *Watcher) Check(ctx context.Context, id int64) (Status, error) {
+	p := w.project(id)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.st.At.IsZero() && !p.st.Over() && p.st.Err == nil && time.Since(p.st.At) < w.period(p.st) {
+		return p.st, nil
+	}
+	return w.measure(ctx, id, p)
+}
+
+// period is how long a measurement holds.
+func (w *Watcher) period(st Status) time.Duration { return max(w.cfg.Every, 10*st.Took) }
+
+// measure measures project id now; p.mu is held.
+func (w *Watcher) measure(ctx context.Context, id int64, p *watched) (Status, error) {
+	proj, err := w.cfg.Project(ctx, id)
+	if err != nil {
+		return Status{}, fmt.Errorf("disk quota of project %d: %w", id, err)
+	}
+	start := time.Now()
+	st := Status{Quota: proj.Quota, At: start}
+	if proj.Quota > 0 {
+		st.Used, st.Err = Usage(proj.Dirs...)
+		st.Took = time.Since(start)
+	}
+	p.st = st
+	if st.Err != nil && !st.Over() {
+		return st, st.Err
+	}
+	return st, nil
+}
+
+// Run measures each project with a live run once its period is up and
+// has Config.Over stop a project over its quota, until ctx ends.
+func (w *Watcher) Run(ctx context.Context) error {
+	t := time.NewTicker(min(w.cfg.Every, time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+			for _, id := range w.cfg.Live() {
+				w.watch(ctx, id)
+			}
+		}
+	}
+}
+
+// watch measures a live project whose period is up and stops it if over.
+func (w *Watcher) watch(ctx context.Context, id int64) {
+	p := w.project(id)
+	p.mu.Lock()
+	st := p.st
+	due := st.At.IsZero() || st.Over() || time.Since(st.At) >= w.period(st)
+	var err error
+	if due {
+		st, err = w.measure(ctx, id, p)
+	}
+	p.mu.Unlock()
+	if err != nil {
+		w.cfg.Log.Warn("measure a project's disk use", "project_id", id, "err", err)
+		return
+	}
+	if due && st.Over() {
+		w.cfg.Log.Info("a project is over its disk quota: its runs are stopped", "project_id", id, "used", st.Used, "quota", st.Quota)
+		w.cfg.Over(ctx, id, st)
+	}
+}
