@@ -160,9 +160,11 @@ func TestWatcherStopsAProjectOverItsQuota(t *testing.T) {
 	dir := t.TempDir()
 	over := make(chan Status, 10)
 	w := New(Config{Every: 20 * time.Millisecond,
-		Project: func(context.Context, int64) (Project, error) { return Project{Dirs: []string{dir}, Quota: 1 << 20}, nil },
-		Live:    func() []int64 { return []int64{5} },
-		Over:    func(_ context.Context, id int64, st Status) { over <- st }})
+		Project: func(context.Context, int64) (Project, error) {
+			return Project{Dirs: []string{dir}, Quota: 1 << 20}, nil
+		},
+		Live: func() []int64 { return []int64{5} },
+		Over: func(_ context.Context, id int64, st Status) { over <- st }})
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error)
 	go func() { done <- w.Run(ctx) }()
