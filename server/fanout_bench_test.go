@@ -1,10 +1,11 @@
+//go:build bench
+
 package server
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -14,7 +15,6 @@ import (
 	"testing"
 	"time"
 
-	"parley/runner"
 	"parley/runner/fakeapi"
 	"parley/store"
 )
@@ -50,33 +50,21 @@ func cpuTime() time.Duration {
 }
 
 // BenchmarkFanout streams a 500-delta reply to 200 and to 1,000 viewers of
-// one session: event recorded → frame read by each viewer, and the whole
-// way, model sent the delta → viewer (and → event recorded). The viewers
-// run in a process of their own (viewerfarm_test.go), as browsers do; the
-// benchmark's own socket, which sees the turn end, is one more. The
-// viewers share the machine's cores with the server; the same audiences
-// as remote viewers, which read on no core of the server's while the
-// stream goes out, time the server alone: event → frame sent to each.
+// one session: event recorded → frame read by each viewer and → its bytes at
+// the viewer's socket (the kernel's receive time stamp, which a browser on
+// a machine of its own would see, without the farm's wait for a core), and
+// the whole way, model sent the delta → viewer (and → event recorded). The
+// viewers run in a process of their own (viewerfarm_test.go), as browsers
+// do; the benchmark's own socket, which sees the turn end, is one more.
+// The viewers share the machine's cores with the server.
 func BenchmarkFanout(b *testing.B) {
-	for _, remote := range []bool{false, true} {
-		for _, n := range []int{200, benchInt("PARLEY_BENCH_VIEWERS", 1000)} {
-			name, who := "viewers", "viewers"
-			if remote {
-				name, who = "remote", "remote viewers"
-			}
-			b.Run(fmt.Sprintf("%s=%d", name, n), func(b *testing.B) { fanout(b, n, remote, fmt.Sprintf("fan-out to %d %s", n, who)) })
-		}
+	for _, n := range []int{200, benchInt("PARLEY_BENCH_VIEWERS", 1000)} {
+		b.Run(fmt.Sprintf("viewers=%d", n), func(b *testing.B) { fanout(b, n, fmt.Sprintf("fan-out to %d viewers", n)) })
 	}
 }
 
-// fanout streams the reply to n viewers, remote or not, and reports the
-// figures under what.
-func fanout(b *testing.B, n int, remote bool, what string) {
-	if remote {
-		if err := probeWireCapture(); err != nil {
-			b.Skip(err)
-		}
-	}
+// fanout streams the reply to n viewers and reports the figures under what.
+func fanout(b *testing.B, n int, what string) {
 	const deltas = 500
 	var mu sync.Mutex
 	sent := make([]time.Time, deltas)
@@ -88,7 +76,7 @@ func fanout(b *testing.B, n int, remote bool, what string) {
 	// that): each has read an earlier turn before the stream.
 	const earlier = 4
 	seedLog(b, e.st, s.ID, earlier)
-	farm := e.viewerFarm(b, s.ID, n, earlier, remote)
+	farm := e.viewerFarm(b, s.ID, n, earlier)
 	watch := e.seqViewer(s.ID, earlier)
 	w := e.dial(s.ID, 0)
 	runtime.GC()
@@ -103,30 +91,18 @@ func fanout(b *testing.B, n int, remote bool, what string) {
 	stopProfile()
 	// CPU, unlike latency, hardly depends on what else the machine runs.
 	figure(what+", CPU of the server per event", float64((r.ownCPU-cpu0).Microseconds())/float64(len(evs)), "µs")
-	farmCPU := ", CPU of the viewers per event"
-	if remote {
-		farmCPU = ", CPU of the farm's capture per event" // the viewers read nothing meanwhile
-	}
-	figure(what+farmCPU, float64(r.farmCPU.Microseconds())/float64(len(evs)), "µs")
-	if remote {
-		// The frame left the server: what a browser on a machine of its own
-		// gets, but for the network's delay.
-		pctl(what+", event recorded → frame sent to the viewer", r.arrived)
-		pctl(what+", event published → frame sent to the viewer", r.published)
-		pctl(what+", model sent the delta → frame sent to the viewer", r.fromModel)
-	} else {
-		pctl(what+", event recorded → viewer", r.read)
-		// The same to the moment the frame's bytes reached the viewer's
-		// socket: without the farm's own wait to read a thousand sockets
-		// on the cores it shares with the server.
-		pctl(what+", event recorded → frame at the viewer's socket", r.arrived)
-		// The fan-out alone: from the run loop publishing the written batch
-		// to the viewer's socket.
-		pctl(what+", event published → frame at the viewer's socket", r.published)
-		// The whole way: the model's chunk through the CLI, the run loop,
-		// the commit and the wave (a run's CPU priority shows here).
-		pctl(what+", model sent the delta → viewer", r.fromModel)
-	}
+	figure(what+", CPU of the viewers per event", float64(r.farmCPU.Microseconds())/float64(len(evs)), "µs")
+	pctl(what+", event recorded → viewer", r.read)
+	// The same to the moment the frame's bytes reached the viewer's
+	// socket: without the farm's own wait to read a thousand sockets on
+	// the cores it shares with the server.
+	pctl(what+", event recorded → frame at the viewer's socket", r.arrived)
+	// The fan-out alone: from the run loop publishing the written batch to
+	// the viewer's socket.
+	pctl(what+", event published → frame at the viewer's socket", r.published)
+	// The whole way: the model's chunk through the CLI, the run loop, the
+	// commit and the wave (a run's CPU priority shows here).
+	pctl(what+", model sent the delta → viewer", r.fromModel)
 	var toLog []time.Duration // the CLI and the run loop's read, no fan-out
 	for _, ev := range evs {
 		if at, ok := bySeq[ev.Seq]; ok {
@@ -134,41 +110,6 @@ func fanout(b *testing.B, n int, remote bool, what string) {
 		}
 	}
 	pctl(what+", model sent the delta → event recorded", toLog)
-}
-
-// publishStamps is the runs' publisher noting when each event is
-// published, its batch written and committed: where the fan-out starts.
-// The benchmark streams one session, so seqs are its own.
-type publishStamps struct {
-	pub runner.Publisher
-	mu  sync.Mutex
-	at  map[int64]time.Time
-}
-
-func (p *publishStamps) Publish(e runner.Event) {
-	p.stamp([]runner.Event{e})
-	p.pub.Publish(e)
-}
-
-func (p *publishStamps) PublishBatch(evs []runner.Event) {
-	p.stamp(evs)
-	p.pub.(runner.BatchPublisher).PublishBatch(evs)
-}
-
-func (p *publishStamps) stamp(evs []runner.Event) {
-	now := time.Now()
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, e := range evs {
-		p.at[e.Seq] = now
-	}
-}
-
-// stamps returns a copy of the stamps.
-func (p *publishStamps) stamps() map[int64]time.Time {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return maps.Clone(p.at)
 }
 
 // sentBySeq maps the seq of each text delta in evs (the CLI prints one

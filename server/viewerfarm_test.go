@@ -1,11 +1,11 @@
+//go:build bench
+
 package server
 
 import (
 	"bufio"
 	"fmt"
-	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"runtime"
@@ -16,27 +16,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gorilla/websocket"
-
 	"parley/store"
 )
 
 // The viewer farm holds BenchmarkFanout's browsers in a process of their
 // own, as browsers are: the server's goroutines and the viewers' reads do
 // not share one Go scheduler, and each side's CPU is counted apart. The
-// farm is this test binary started with farmArg (TestMain).
-const farmArg = "viewer-farm"
+// farm is this test binary started with farmArg (TestMain; benchhooks_test.go).
 
 // farmMain dials PARLEY_FARM_N viewers of a session, says "ready" once each
 // has read seq PARLEY_FARM_READY, then, told "wait SEQ" on stdin, waits
 // until each has read SEQ and prints its CPU time ("cpu µs") and when each
 // viewer read each seq and when its bytes reached the viewer's socket
 // ("seen SEQ READ ARRIVED", Unix nanoseconds), then "done". With
-// PARLEY_FARM_REMOTE set the viewers read nothing from "ready" until told
-// to wait, and both times of a seq are when the frame that brought it left
-// the server (remoteViewers); the CPU time is then the farm's until told.
-// With PARLEY_FARM_PROFILE set it writes its CPU profile from "ready" on
-// there.
+// PARLEY_FARM_PROFILE set it writes its CPU profile from "ready" on there.
 func farmMain() int {
 	fail := func(err error) int {
 		fmt.Println("error", err)
@@ -60,13 +53,6 @@ func farmMain() int {
 	if err := farmWait(vs, ready); err != nil {
 		return fail(err)
 	}
-	var rv *remoteViewers
-	if os.Getenv("PARLEY_FARM_REMOTE") != "" {
-		var err error
-		if rv, err = detachViewers(base, vs, ready); err != nil {
-			return fail(err)
-		}
-	}
 	out := bufio.NewWriter(os.Stdout)
 	fmt.Fprintln(out, "ready")
 	out.Flush()
@@ -85,27 +71,11 @@ func farmMain() int {
 	if err != nil {
 		return fail(err)
 	}
-	if rv != nil {
-		// The stream is over for the server; the remote viewers read it now.
-		fmt.Fprintf(out, "cpu %d\n", (cpuTime() - cpu0).Microseconds())
-		out.Flush() // the server's CPU is read when this arrives
-		if err := rv.reattach(); err != nil {
-			return fail(err)
-		}
-	}
 	if err := farmWait(vs, last); err != nil {
 		return fail(err)
 	}
-	if rv != nil {
-		// Every viewer has read the last seq, so every segment that brought
-		// it was sent, and captured.
-		if vs, err = rv.onTheWire(last); err != nil {
-			return fail(err)
-		}
-	} else {
-		fmt.Fprintf(out, "cpu %d\n", (cpuTime() - cpu0).Microseconds())
-		out.Flush()
-	}
+	fmt.Fprintf(out, "cpu %d\n", (cpuTime() - cpu0).Microseconds())
+	out.Flush()
 	for _, v := range vs {
 		v.mu.Lock()
 		for seq := 1; seq < len(v.at); seq++ {
@@ -116,97 +86,6 @@ func farmMain() int {
 	fmt.Fprintln(out, "done")
 	out.Flush()
 	return 0
-}
-
-// remoteViewers are viewers that read nothing while the stream goes out,
-// as browsers on machines of their own take none of the server's CPU to
-// read it: their sockets are out of the farm's poller, each with a receive
-// buffer that holds the stream, and a capture of the loopback device notes
-// when each segment left the server (wirecapture_linux_test.go).
-type remoteViewers struct {
-	vs      []*seqViewer
-	fds     []int
-	ports   []uint16
-	ready   int64
-	capture *wireCapture
-}
-
-// detachViewers stops the viewers' readers, once the joins' presence
-// frames have gone out, and starts the capture.
-func detachViewers(base string, vs []*seqViewer, ready int64) (*remoteViewers, error) {
-	u, err := url.Parse(base)
-	if err != nil {
-		return nil, err
-	}
-	port, err := strconv.Atoi(u.Port())
-	if err != nil {
-		return nil, err
-	}
-	time.Sleep(2 * presenceDelay)
-	rv := &remoteViewers{vs: vs, fds: make([]int, len(vs)), ports: make([]uint16, len(vs)), ready: ready}
-	if rv.capture, err = startWireCapture(port); err != nil {
-		return nil, err
-	}
-	for i, v := range vs {
-		c := v.conn.UnderlyingConn()
-		rv.ports[i] = uint16(c.LocalAddr().(*net.TCPAddr).Port)
-		_ = c.SetReadDeadline(time.Now()) // its reader returns
-		<-v.done
-		if rv.fds[i], err = detach(c); err != nil {
-			return nil, err
-		}
-	}
-	return rv, nil
-}
-
-// reattach has each viewer read its socket again.
-func (rv *remoteViewers) reattach() error {
-	for i, v := range rv.vs {
-		c, err := reattach(rv.fds[i])
-		if err != nil {
-			return err
-		}
-		v.done = make(chan struct{})
-		go func() {
-			defer close(v.done)
-			_ = v.readFrames(c)
-		}()
-	}
-	return nil
-}
-
-// onTheWire ends the capture and returns, for each viewer, when each seq
-// after ready up to last was sent to it: the frame that brought it left
-// the server.
-func (rv *remoteViewers) onTheWire(last int64) ([]*seqViewer, error) {
-	segs, err := rv.capture.finish()
-	if err != nil {
-		return nil, err
-	}
-	byPort, ports := map[uint16]*seqViewer{}, map[uint16]bool{}
-	out := make([]*seqViewer, len(rv.vs))
-	for i, p := range rv.ports {
-		out[i] = &seqViewer{every: true, at: make([]int64, rv.ready+1, 4096), arr: make([]int64, rv.ready+1, 4096)}
-		byPort[p], ports[p] = out[i], true
-	}
-	resent, err := wireStreams(segs, ports, func(port uint16, op byte, payload []byte, at int64) {
-		if v := byPort[port]; v != nil && (op == websocket.TextMessage || op == 0) {
-			t := time.Unix(0, at)
-			v.record(payload, t, t)
-		}
-	})
-	if err == nil {
-		err = rv.capture.checkResent(resent)
-	}
-	if err != nil {
-		return nil, err
-	}
-	for i, v := range out {
-		if int64(len(v.at)) <= last {
-			return nil, fmt.Errorf("the capture has viewer %d (port %d) sent seqs up to %d of %d", i, rv.ports[i], len(v.at)-1, last)
-		}
-	}
-	return out, nil
 }
 
 // farmWait waits until every viewer has read seq.
@@ -236,13 +115,9 @@ type viewerFarm struct {
 	out *bufio.Scanner
 }
 
-func (e *env) viewerFarm(b *testing.B, sessionID string, n int, ready int64, remote bool) *viewerFarm {
+func (e *env) viewerFarm(b *testing.B, sessionID string, n int, ready int64) *viewerFarm {
 	cmd := exec.CommandContext(b.Context(), os.Args[0], farmArg)
-	cmd.Env = os.Environ()
-	if remote {
-		cmd.Env = append(cmd.Env, "PARLEY_FARM_REMOTE=1")
-	}
-	cmd.Env = append(cmd.Env, "PARLEY_FARM_URL="+e.web.URL, "PARLEY_FARM_SESSION="+sessionID,
+	cmd.Env = append(os.Environ(), "PARLEY_FARM_URL="+e.web.URL, "PARLEY_FARM_SESSION="+sessionID,
 		"PARLEY_FARM_N="+strconv.Itoa(n), "PARLEY_FARM_READY="+strconv.FormatInt(ready, 10),
 		"PARLEY_FARM_COOKIE="+sessionCookie+"="+e.user.Cookie, "GOMAXPROCS="+strconv.Itoa(runtime.NumCPU()))
 	cmd.Stderr = os.Stderr
