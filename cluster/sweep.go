@@ -10,8 +10,9 @@ import (
 // files) of replicas whose lease lapsed: their runs are gone and their
 // tokens dead. A replica killed and restarted at once finds its previous
 // self still live and leaves its files alone; they go here, as soon as its
-// row lapses. Only the files go, never the directory: a replica that lapsed
-// while alive (a database outage) still writes its new runs' files there.
+// row lapses. Only the files go, never the directory, and none while the
+// replica's process still holds the directory's lock: a replica that lapsed
+// while alive (a database outage) still uses its runs' files there.
 func (n *Node) sweepLapsed(dead []string) {
 	if n.cfg.RuntimeBase == "" {
 		return
@@ -20,7 +21,15 @@ func (n *Node) sweepLapsed(dead []string) {
 		if id == n.id || id == "" || filepath.Base(id) != id {
 			continue
 		}
-		k, err := runner.SweepRunFiles(filepath.Join(n.cfg.RuntimeBase, id))
+		dir := filepath.Join(n.cfg.RuntimeBase, id)
+		f, held := lockOf(dir)
+		if held {
+			continue // its process lives (its lease lapsed in a database outage): its runs' files are in use
+		}
+		k, err := runner.SweepRunFiles(dir)
+		if f != nil {
+			f.Close()
+		}
 		if err != nil {
 			n.Log.Warn("sweep the run files of a stopped replica", "replica", id, "err", err)
 		}

@@ -221,15 +221,16 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	}
 	// Each replica has its own runtime directory under the shared data
 	// directory: the config files of other live replicas' runs are not its.
-	runtimeDir := filepath.Join(c.DataDir, "run", st.Replica())
-	if err := os.MkdirAll(runtimeDir, 0o700); err != nil {
-		return fmt.Errorf("runtime dir: %w", err)
-	}
 	// Config files that a crash left behind hold dead tokens: those of
-	// this directory's older layout, and those of replicas no longer live.
-	if n, err := sweepRuntimeDirs(ctx, st, filepath.Dir(runtimeDir)); err != nil {
+	// this directory's older layout, and those of replicas no longer
+	// running (a live replica, even one starting now, holds its dir's lock).
+	rd, n, err := cluster.OpenRuntimeDir(ctx, st, filepath.Join(c.DataDir, "run"))
+	if err != nil {
 		return err
-	} else if n > 0 {
+	}
+	defer rd.Close()
+	runtimeDir := rd.Path
+	if n > 0 {
 		log.Info("removed per-run ask_user config files left by an earlier run", "files", n)
 	}
 	broker := askuser.NewBroker()
@@ -335,36 +336,6 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	})
 	log.Info("parley listening", "url", "http://"+ln.Addr().String(), "replica", st.Replica(), "claude", claude, "data_dir", c.DataDir, "max_runs", c.MaxRuns)
 	return g.Wait()
-}
-
-// sweepRuntimeDirs removes the run files (ask_user configs) in base (the layout
-// before replicas) and the runtime directories of replicas that are not
-// live; it returns how many files went.
-func sweepRuntimeDirs(ctx context.Context, st *store.Store, base string) (int, error) {
-	n, err := runner.SweepRunFiles(base)
-	if err != nil {
-		return n, err
-	}
-	live, err := st.LiveReplicas(ctx)
-	if err != nil {
-		return n, err
-	}
-	entries, err := os.ReadDir(base)
-	if err != nil {
-		return n, fmt.Errorf("sweep runtime dirs: %w", err)
-	}
-	for _, e := range entries {
-		if !e.IsDir() || e.Name() == st.Replica() || slices.Contains(live, e.Name()) {
-			continue
-		}
-		m, err := runner.SweepRunFiles(filepath.Join(base, e.Name()))
-		n += m
-		if err != nil {
-			return n, err
-		}
-		_ = os.Remove(filepath.Join(base, e.Name()))
-	}
-	return n, nil
 }
 
 func serveHTTP(s *http.Server, ln net.Listener) error {
