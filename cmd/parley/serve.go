@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"time"
 
@@ -27,161 +25,12 @@ import (
 	"parley/transcript"
 )
 
-// config is Parley's configuration: environment variables, which flags may
-// override.
-type config struct {
-	DatabaseURL     string
-	Addr            string
-	RelayAddr       string
-	ClaudeBin       string
-	DataDir         string
-	ClaudeConfigDir string
-	AskTimeout      time.Duration
-	IdleTimeout     time.Duration
-	StallTimeout    time.Duration
-	AskUser         bool
-	SecureCookies   bool
-	LogLevel        string
-	LeaseTTL        time.Duration    // replicas: how long a lapsed replica keeps its sessions
-	DrainTimeout    time.Duration    // graceful shutdown: how long turns in flight may take
-	MetricsToken    string           // bearer token for /metrics from other hosts or through a proxy; "" = loopback only
-	MetricsLoopback metrics.Loopback // PARLEY_METRICS_LOOPBACK: which loopback clients need no token
-	MaxRuns         int              // live claude processes at once (PARLEY_MAX_RUNS)
-	RunNice         int              // CPU niceness of every run's process group (PARLEY_RUN_NICE)
-	MaxTokens       int              // cap on a model request's max_tokens at the gateway (PARLEY_MAX_TOKENS; gatewayconfig.go)
-	Limits          server.Limits    // per-user limits (limits.go)
-	RunLimits       runLimits        // per-run cgroup limits and largest file (confine.go)
-	isolationConfig
-	dbURLPassword bool // --database-url carried a password (dburl.go)
-}
-
-// parseConfig reads the environment, then the flags.
-func parseConfig(name string, args []string, getenv func(string) string, stderr io.Writer) (config, error) {
-	c := config{
-		DatabaseURL:     getenv("DATABASE_URL"),
-		Addr:            orDefault(getenv("PARLEY_ADDR"), "127.0.0.1:8080"),
-		RelayAddr:       orDefault(getenv("PARLEY_RELAY_ADDR"), "127.0.0.1:0"),
-		ClaudeBin:       getenv("PARLEY_CLAUDE_BIN"),
-		DataDir:         orDefault(getenv("PARLEY_DATA_DIR"), defaultDataDir(getenv)),
-		ClaudeConfigDir: getenv("CLAUDE_CONFIG_DIR"),
-		AskTimeout:      300 * time.Second,
-		IdleTimeout:     30 * time.Minute,
-		StallTimeout:    10 * time.Minute,
-		AskUser:         getenv("PARLEY_ASK_USER") != "off" && getenv("PARLEY_ASK_USER") != "false",
-		LogLevel:        orDefault(getenv("PARLEY_LOG_LEVEL"), "info"),
-		SecureCookies:   getenv("PARLEY_SECURE_COOKIES") == "1" || getenv("PARLEY_SECURE_COOKIES") == "true",
-		isolationConfig: isolationConfig{Upstream: getenv("ANTHROPIC_BASE_URL"), APIKey: getenv("ANTHROPIC_API_KEY"),
-			AuthToken: getenv("ANTHROPIC_AUTH_TOKEN"), Isolation: orDefault(getenv("PARLEY_ISOLATION"), "auto"),
-			UIDRange: getenv("PARLEY_UID_RANGE")}, // "" = the installation's own (uidrange.go)
-	}
-	if err := parseGatewayLimits(&c, getenv); err != nil {
-		return c, err
-	}
-	for name, dst := range map[string]*int{"PARLEY_PROJECT_RPM": &c.ProjectRPM, "PARLEY_USER_RPM": &c.UserRPM} {
-		if v := getenv(name); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 0 {
-				return c, fmt.Errorf("%s: want a number of requests a minute, 0 for no limit", name)
-			}
-			*dst = n
-		}
-	}
-	if v := getenv("PARLEY_ASK_TIMEOUT"); v != "" {
-		d, err := parseSeconds(v)
-		if err != nil {
-			return c, fmt.Errorf("PARLEY_ASK_TIMEOUT: %w", err)
-		}
-		c.AskTimeout = d
-	}
-	c.MetricsToken = getenv("PARLEY_METRICS_TOKEN")
-	lb, err := metricsLoopback(getenv("PARLEY_METRICS_LOOPBACK"), c.MetricsToken)
-	if err != nil {
-		return c, err
-	}
-	c.MetricsLoopback = lb
-	c.LeaseTTL = 15 * time.Second
-	if v := getenv("PARLEY_LEASE_TTL"); v != "" {
-		d, err := parseSeconds(v)
-		if err != nil {
-			return c, fmt.Errorf("PARLEY_LEASE_TTL: %w", err)
-		}
-		c.LeaseTTL = d
-	}
-	c.DrainTimeout = 20 * time.Second
-	if v := getenv("PARLEY_DRAIN_TIMEOUT"); v != "" {
-		d, err := parseSeconds(v)
-		if err != nil {
-			return c, fmt.Errorf("PARLEY_DRAIN_TIMEOUT: %w", err)
-		}
-		c.DrainTimeout = d
-	}
-	if v := getenv("PARLEY_IDLE_TIMEOUT"); v != "" {
-		d, err := parseSeconds(v)
-		if err != nil {
-			return c, fmt.Errorf("PARLEY_IDLE_TIMEOUT: %w", err)
-		}
-		c.IdleTimeout = d
-	}
-	if v := getenv("PARLEY_STALL_TIMEOUT"); v != "" {
-		d, err := parseSeconds(v)
-		if err != nil {
-			return c, fmt.Errorf("PARLEY_STALL_TIMEOUT: %w", err)
-		}
-		c.StallTimeout = d
-	}
-	if err := parseLimits(&c, getenv); err != nil {
-		return c, err
-	}
-	rl, err := parseRunLimits(getenv)
-	if err != nil {
-		return c, err
-	}
-	c.RunLimits = rl
-	fs := flag.NewFlagSet("parley "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Var(dbURLFlag{&c.DatabaseURL, &c.dbURLPassword}, "database-url", "PostgreSQL URL (env DATABASE_URL; a password belongs there, not here); empty = a private PostgreSQL under the data directory")
-	fs.StringVar(&c.Addr, "addr", c.Addr, "address to serve the web UI on (env PARLEY_ADDR)")
-	fs.StringVar(&c.RelayAddr, "relay-addr", c.RelayAddr, "loopback address for the ask relay (env PARLEY_RELAY_ADDR)")
-	fs.StringVar(&c.ClaudeBin, "claude", c.ClaudeBin, "path of the claude binary (env PARLEY_CLAUDE_BIN); empty = claude on PATH, else the pinned version is installed")
-	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "directory for workspaces, CLI state and the private database (env PARLEY_DATA_DIR)")
-	fs.StringVar(&c.ClaudeConfigDir, "claude-config-dir", c.ClaudeConfigDir, "CLAUDE_CONFIG_DIR to give the CLI (env CLAUDE_CONFIG_DIR); empty = one per project under the data directory")
-	fs.DurationVar(&c.IdleTimeout, "idle-timeout", c.IdleTimeout, "end a session's claude process after this long with nothing to do; the next message resumes it (env PARLEY_IDLE_TIMEOUT, seconds; 0 = never)")
-	fs.DurationVar(&c.StallTimeout, "stall-timeout", c.StallTimeout, "interrupt a turn that prints nothing for this long, never while an ask is open; a project may set its own (env PARLEY_STALL_TIMEOUT, seconds; 0 = never)")
-	fs.DurationVar(&c.DrainTimeout, "drain-timeout", c.DrainTimeout, "on SIGTERM, how long turns in flight may take to finish before their sessions are handed to another replica (env PARLEY_DRAIN_TIMEOUT, seconds)")
-	fs.DurationVar(&c.AskTimeout, "ask-timeout", c.AskTimeout, "how long an ask_user question waits for an answer (env PARLEY_ASK_TIMEOUT, seconds)")
-	fs.BoolVar(&c.AskUser, "ask-user", c.AskUser, "offer Claude the ask_user tool (env PARLEY_ASK_USER=off disables)")
-	fs.BoolVar(&c.SecureCookies, "secure-cookies", c.SecureCookies, "mark cookies Secure even on plain HTTP, for a TLS proxy in front (env PARLEY_SECURE_COOKIES=1)")
-	fs.IntVar(&c.ProjectRPM, "project-rpm", c.ProjectRPM, "model requests a minute per project, through the gateway (env PARLEY_PROJECT_RPM; 0 = no limit)")
-	fs.IntVar(&c.UserRPM, "user-rpm", c.UserRPM, "model requests a minute per user whose turn runs (env PARLEY_USER_RPM; 0 = no limit)")
-	fs.StringVar(&c.Isolation, "isolation", c.Isolation, "how runs are confined: uid (per-project uids, needs root), bwrap (bubblewrap, started as the project's uid when Parley is root), auto (uid as root, else bwrap; refuses to start if neither works), off (unconfined; warned at every start) (env PARLEY_ISOLATION)")
-	fs.StringVar(&c.UIDRange, "uid-range", c.UIDRange, "uids for projects' runs, FIRST-LAST; project N runs as FIRST+N (env PARLEY_UID_RANGE); empty = a random range kept for this installation")
-	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug, info, warn or error (env PARLEY_LOG_LEVEL)")
-	limitFlags(fs, &c)
-	gatewayFlags(fs, &c)
-	if err := fs.Parse(args); err != nil {
-		return c, err
-	}
-	if c.MaxRuns < 1 {
-		return c, errors.New("the cap on live claude processes (max-runs) must be at least 1")
-	}
-	if c.RunNice < 0 || c.RunNice > 19 {
-		return c, fmt.Errorf("run-nice %d: want 0-19", c.RunNice)
-	}
-	if !slices.Contains([]string{"auto", "uid", "bwrap", "off"}, c.Isolation) {
-		return c, fmt.Errorf("PARLEY_ISOLATION %q: want auto, uid, bwrap or off", c.Isolation)
-	}
-	if c.AskTimeout < time.Second {
-		return c, errors.New("the ask timeout must be at least one second")
-	}
-	return c, nil
-}
-
 func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
 	c, err := parseConfig("serve", args, getenv, stderr)
 	if err != nil {
 		return err
 	}
-	log := newLogger(stderr, c.LogLevel)
+	log := c.logger(stderr)
 	st, closeStore, err := openStore(ctx, c, log, false)
 	if err != nil {
 		return err
@@ -387,21 +236,13 @@ func migrate(ctx context.Context, args []string, getenv func(string) string, std
 	if err != nil {
 		return err
 	}
-	_, closeStore, err := openStore(ctx, c, newLogger(stderr, c.LogLevel), true)
+	_, closeStore, err := openStore(ctx, c, c.logger(stderr), true)
 	if err != nil {
 		return err
 	}
 	closeStore()
 	fmt.Fprintln(stdout, "migrations applied")
 	return nil
-}
-
-func newLogger(w io.Writer, level string) *slog.Logger {
-	var l slog.Level
-	if err := l.UnmarshalText([]byte(level)); err != nil {
-		l = slog.LevelInfo
-	}
-	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
 func orDefault(v, def string) string {
