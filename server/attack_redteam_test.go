@@ -48,7 +48,7 @@ func gitFilterDaemon(t *testing.T, isolation string) {
 		{Text: "OUT " + fakeapi.ToolResultPlaceholder},
 		{Text: "Session two is working.", Hold: hold},
 	}
-	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true})
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, runConfig: confineRuns(t)})
 	repo := gitRepo(t)
 	e.useRepo(repo)
 	harvest := filepath.Join(repo, ".git", "harvest")
@@ -149,7 +149,7 @@ func gatewayConnections(t *testing.T, isolation string) {
 		{ToolName: "Bash", ToolInput: map[string]any{"command": cmd, "timeout": 120000}},
 		{Text: "OUT " + fakeapi.ToolResultPlaceholder},
 	}
-	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true})
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, runConfig: confineRuns(t)})
 	settings := e.project.ProjectSettings
 	settings.AllowedTools = []string{"Bash"}
 	if err := e.st.UpdateProjectSettings(t.Context(), e.project.ID, settings, ""); err != nil {
@@ -209,7 +209,7 @@ func relayRoutes(t *testing.T, isolation string) {
 		{ToolName: "Bash", ToolInput: map[string]any{"command": cmd}},
 		{Text: "OUT " + fakeapi.ToolResultPlaceholder},
 	}
-	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true})
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, runConfig: confineRuns(t)})
 	settings := e.project.ProjectSettings
 	settings.AllowedTools = []string{"Bash"}
 	if err := e.st.UpdateProjectSettings(t.Context(), e.project.ID, settings, ""); err != nil {
@@ -261,7 +261,7 @@ func removedMembersFilter(t *testing.T, isolation string) {
 		{Text: "OUT " + fakeapi.ToolResultPlaceholder},
 		{Text: "Owners session here."},
 	}
-	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true})
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, runConfig: confineRuns(t)})
 	repo := gitRepo(t)
 	e.useRepo(repo)
 	owner := e.member("owner@example.com", "Owner", roleOwner)
@@ -294,4 +294,100 @@ func removedMembersFilter(t *testing.T, isolation string) {
 			strings.Count(string(b), "\n"), strings.Fields(string(b)))
 	}
 	e.healthy()
+}
+
+// TestRedteamSessionReadsAnotherSessionsToken: two sessions of one project
+// run as the same uid. While session 2's run is live, session 1's Bash
+// reads every /proc/<pid>/environ and cmdline it can see, and tries
+// session 2's run directly by its host pid: each run's pid namespace
+// must keep session 2's model token out of its reach.
+func TestRedteamSessionReadsAnotherSessionsToken(t *testing.T) {
+	t.Run("uid", func(t *testing.T) { sessionToken(t, "uid") })
+	t.Run("bwrap", func(t *testing.T) { sessionToken(t, "bwrap") })
+}
+
+func sessionToken(t *testing.T, isolation string) {
+	hold := make(chan struct{})
+	defer close(hold)
+	sc := fakeapi.Scenario{
+		{Text: "Session two holds.", Hold: hold},
+		{ToolName: "Bash"}, // set once session 2's pid is known
+		{Text: "OUT " + fakeapi.ToolResultPlaceholder},
+	}
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, runConfig: confineRuns(t)})
+	settings := e.project.ProjectSettings
+	settings.AllowedTools = []string{"Bash"}
+	if err := e.st.UpdateProjectSettings(t.Context(), e.project.ID, settings, ""); err != nil {
+		t.Fatal(err)
+	}
+	s2 := e.newSession()
+	w2 := e.dial(s2.ID, 0)
+	w2.prompt("hold")
+	wctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	if err := e.fake.WaitRequests(wctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	r2, ok := e.sup.Live(s2.ID)
+	if !ok {
+		t.Fatal("session 2 has no live run")
+	}
+	token := r2.Spec().ModelToken
+	cmd := fmt.Sprintf(`for p in /proc/[0-9]*; do tr '\0' '\n' < $p/environ 2>/dev/null; tr '\0' ' ' < $p/cmdline 2>/dev/null; echo; done | grep -o 'parley-run-[A-Za-z0-9_-]*' | sort -u | sed 's/^/SEEN /'; `+
+		`cat /proc/%[1]d/environ; kill -0 %[1]d && echo SIGNALLED; echo MINE $ANTHROPIC_API_KEY`, r2.Pid())
+	e.fake.SetStep(1, fakeapi.Step{ToolName: "Bash", ToolInput: map[string]any{"command": cmd}})
+	s1 := e.newSession()
+	w1 := e.dial(s1.ID, 0)
+	w1.prompt("look for tokens")
+	w1.waitFor(120*time.Second, "OUT ", "Done ·")
+	out, _ := e.lastToolResult(3)
+	t.Logf("session 1 saw:\n%s", out)
+	if !strings.Contains(out, "MINE parley-run-") {
+		t.Fatalf("the probe did not run: %q", out)
+	}
+	if strings.Contains(out, token) {
+		t.Errorf("session 1's Bash read session 2's model token")
+	}
+	if strings.Contains(out, "SIGNALLED") {
+		t.Errorf("session 1's Bash may signal session 2's run (host pid %d)", r2.Pid())
+	}
+}
+
+// TestRedteamDiskHeldByOneRun: each file a run writes is capped
+// (RLIMIT_FSIZE, 1 GiB by default), but not what it writes in all. A run's
+// Bash allocates four files of 1,000 MiB each (fallocate: no data is
+// written, the blocks are the file system's all the same). The data
+// directory shares its file system with PostgreSQL here, so what one run
+// holds must be bounded (a per-project quota): at most 2 GiB.
+func TestRedteamDiskHeldByOneRun(t *testing.T) {
+	t.Skip("redteam: open, see report")
+	t.Run("uid", func(t *testing.T) { diskHeld(t, "uid") })
+	t.Run("bwrap", func(t *testing.T) { diskHeld(t, "bwrap") })
+}
+
+func diskHeld(t *testing.T, isolation string) {
+	cmd := `for i in 1 2 3 4; do fallocate -l 1000M big$i.bin || echo FAILED $i; done; echo "HELD $(du -sm --total big*.bin | tail -1 | cut -f1) MiB"; rm -f big*.bin`
+	sc := fakeapi.Scenario{
+		{ToolName: "Bash", ToolInput: map[string]any{"command": cmd}},
+		{Text: "OUT " + fakeapi.ToolResultPlaceholder},
+	}
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, runConfig: confineRuns(t)})
+	settings := e.project.ProjectSettings
+	settings.AllowedTools = []string{"Bash"}
+	if err := e.st.UpdateProjectSettings(t.Context(), e.project.ID, settings, ""); err != nil {
+		t.Fatal(err)
+	}
+	s := e.newSession()
+	w := e.dial(s.ID, 0)
+	w.prompt("fill the disk")
+	w.waitFor(120*time.Second, "OUT ", "Done ·")
+	out, _ := e.lastToolResult(2)
+	t.Logf("the run printed:\n%s", out)
+	var held int
+	if _, after, ok := strings.Cut(out, "HELD "); ok {
+		fmt.Sscanf(after, "%d", &held)
+	}
+	if held > 2048 {
+		t.Errorf("one run held %d MiB of the data directory's file system in four files", held)
+	}
 }
