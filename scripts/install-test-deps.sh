@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # install-test-deps.sh installs what Parley's full test suite needs, on a
-# Debian machine (as root) that already has Go, node and npm:
+# Debian machine (as root) that already has Go:
 #   - the claude CLI, pinned, into "$PARLEY_CACHE/claude-cli"
 #   - Chromium (/usr/bin/chromium), for the browser tests
 #   - templ, at the version go.mod requires
@@ -9,8 +9,11 @@
 #   - the MCP conformance suite (@modelcontextprotocol/conformance, pinned),
 #     with Node 22 from npm when the system's node is older (it needs 22)
 #   - bubblewrap, which confines runs when Parley is not root (the attack suite tests it)
-# It is idempotent: each part is skipped when already in place. It writes the
-# variables the tests read to "$PARLEY_CACHE/env" (source it) and prints them.
+#   - node and npm (Debian's) when missing: the claude CLI and the suite are npm packages
+# Each part checks first and says "have X" or "installing X": it installs only
+# what is missing, and when everything is there it runs no package manager
+# (apt-get, npm, go install). It writes the variables the tests read to
+# "$PARLEY_CACHE/env" (source it) and prints them.
 #
 # Usage: scripts/install-test-deps.sh        (PARLEY_CACHE defaults to ~/.cache/parley)
 set -euo pipefail
@@ -45,7 +48,7 @@ install_claude() {
 		have=$(node -p "require(process.argv[1]).version" "$pkg")
 	fi
 	if [ "$have" = "$CLAUDE_VERSION" ]; then
-		log "claude $CLAUDE_VERSION already installed"
+		log "have claude $CLAUDE_VERSION"
 		return
 	fi
 	command -v npm >/dev/null || die "npm not found; install Node.js and npm first"
@@ -60,7 +63,7 @@ install_claude() {
 install_chromium() {
 	CHROMIUM_BIN=/usr/bin/chromium
 	if [ -x "$CHROMIUM_BIN" ]; then
-		log "chromium already installed"
+		log "have chromium ($CHROMIUM_BIN)"
 		return
 	fi
 	log "installing chromium"
@@ -81,29 +84,37 @@ install_templ() {
 		have=$("$TEMPL_BIN" version 2>/dev/null || true)
 	fi
 	if [ "$have" = "$want" ]; then
-		log "templ $want already installed"
+		log "have templ $want"
 		return
 	fi
 	log "installing templ $want${have:+ (had $have)}"
 	GOBIN=$gobin go install "github.com/a-h/templ/cmd/templ@$want"
 }
 
-# install_postgres installs the PostgreSQL server when pg_config --bindir has no postgres.
-install_postgres() {
-	PG_BINDIR=$(pg_config --bindir 2>/dev/null || true)
-	if [ -n "$PG_BINDIR" ] && [ -x "$PG_BINDIR/postgres" ]; then
-		log "postgresql server already installed ($PG_BINDIR)"
-		return
-	fi
-	log "installing postgresql"
-	apt_install postgresql
-	# Debian's pg_config lives in postgresql-common (or libpq-dev); fall back
-	# to the newest versioned directory if it is not there.
+# find_postgres sets PG_BINDIR to the directory of the postgres server binary:
+# pg_config's (Debian's lives in postgresql-common or libpq-dev), else the
+# newest of Debian's versioned directories; empty when there is none.
+find_postgres() {
 	PG_BINDIR=$(pg_config --bindir 2>/dev/null || true)
 	if [ -z "$PG_BINDIR" ] || [ ! -x "$PG_BINDIR/postgres" ]; then
 		PG_BINDIR=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n1)
 	fi
-	[ -x "$PG_BINDIR/postgres" ] || die "postgres binary not found after installing postgresql"
+	if [ -z "$PG_BINDIR" ] || [ ! -x "$PG_BINDIR/postgres" ]; then
+		PG_BINDIR=
+	fi
+}
+
+# install_postgres installs the PostgreSQL server when find_postgres finds none.
+install_postgres() {
+	find_postgres
+	if [ -n "$PG_BINDIR" ]; then
+		log "have postgresql server ($PG_BINDIR)"
+		return
+	fi
+	log "installing postgresql"
+	apt_install postgresql
+	find_postgres
+	[ -n "$PG_BINDIR" ] || die "postgres binary not found after installing postgresql"
 }
 
 # install_conformance puts the MCP conformance suite under
@@ -119,13 +130,15 @@ install_conformance() {
 		npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error \
 			"@modelcontextprotocol/conformance@$CONFORMANCE_VERSION" >&2
 	else
-		log "conformance suite $CONFORMANCE_VERSION already installed"
+		log "have conformance suite $CONFORMANCE_VERSION"
 	fi
 	local nodebin
 	nodebin=$(command -v node)
 	if [ "$(node -p 'process.versions.node.split(".")[0]')" -lt 22 ]; then
 		nodebin=$PARLEY_CACHE/node22/node_modules/.bin/node
-		if [ ! -x "$nodebin" ]; then
+		if [ -x "$nodebin" ]; then
+			log "have node 22 for the conformance suite ($nodebin)"
+		else
 			log "installing node 22 for the conformance suite"
 			mkdir -p "$PARLEY_CACHE/node22"
 			npm install --prefix "$PARLEY_CACHE/node22" --no-audit --no-fund --loglevel=error node@22 >&2
@@ -156,7 +169,7 @@ write_env() {
 # (`docker-compose config -q` needs no Docker daemon).
 install_compose() {
 	if command -v docker-compose >/dev/null; then
-		log "docker-compose already installed"
+		log "have docker-compose"
 		return
 	fi
 	log "installing docker-compose (for the compose file check)"
@@ -166,17 +179,28 @@ install_compose() {
 # install_bwrap installs bubblewrap when bwrap is missing.
 install_bwrap() {
 	if command -v bwrap >/dev/null; then
-		log "bubblewrap already installed"
+		log "have bubblewrap"
 		return
 	fi
 	log "installing bubblewrap"
 	apt_install bubblewrap
 }
 
+# install_node installs Debian's nodejs and npm when either is missing (the
+# claude CLI needs node 18 or newer, which Debian 12's is).
+install_node() {
+	if command -v node >/dev/null && command -v npm >/dev/null; then
+		log "have node $(node --version) and npm"
+		return
+	fi
+	log "installing node and npm"
+	apt_install nodejs npm
+}
+
 main() {
-	command -v go >/dev/null || die "go not found"
-	command -v node >/dev/null || die "node not found"
+	command -v go >/dev/null || die "go not found: install Go (the version go.mod names) first"
 	mkdir -p "$PARLEY_CACHE"
+	install_node
 	install_claude
 	install_chromium
 	install_templ
