@@ -44,6 +44,12 @@ type Spec struct {
 	// the sandbox gives to the run's uid, removed when the run ends.
 	Instructions     string
 	InstructionsPath string
+	// Limits are the cgroup limits of the run's project, for all of its
+	// runs together (cgroup.Manager.NewIn); a zero field is the server's.
+	Limits cgroup.Limits
+	// MaxFile, if not 0, lowers Config.MaxFile for this run: a project's
+	// disk quota below the server's file size cap.
+	MaxFile int64
 }
 
 // Config is the server-wide part of how claude is started.

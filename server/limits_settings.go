@@ -70,6 +70,9 @@ func (s *Server) withLimits(ctx context.Context, p store.Project, sv views.Setti
 		return sv, err
 	}
 	sv.Limits = limitsForm(l)
+	if sv.Run, err = s.runLimitsView(ctx, p.ID, sv.Admin); err != nil {
+		return sv, err
+	}
 	sv.DefaultStallTimeout = int(s.cfg.StallTimeout.Seconds())
 	sv.GitBase, _ = s.gitOf(p).BaseBranch(ctx, WorkspaceDir(s.cfg.DataDir, p))
 	return sv, nil

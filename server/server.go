@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"parley/askuser"
+	"parley/cgroup"
 	"parley/metrics"
+	"parley/quota"
 	"parley/runner"
 	"parley/store"
 	"parley/worktree"
@@ -50,6 +52,14 @@ type Config struct {
 	// MetricsLoopback says which loopback clients of /metrics need no
 	// token; the zero value admits only Parley's own uid and root.
 	MetricsLoopback metrics.Loopback
+	// RunLimits are the server's cgroup limits of a project's runs: each
+	// project's unless it sets its own, and the most an owner may set
+	// (limits_run.go). ProjectDisk is each project's disk quota unless
+	// it sets its own (0 = none), measured every DiskEvery (0 = 10 s)
+	// while the project has a live run (limits_disk.go).
+	RunLimits   cgroup.Limits
+	ProjectDisk int64
+	DiskEvery   time.Duration
 }
 
 // Server holds what the handlers need.
@@ -76,6 +86,7 @@ type Server struct {
 	// account, made on first use (it takes a quarter of a second).
 	decoyHash func() string
 	lim       *limiters
+	disk      *quota.Watcher // projects' disk use against their quota (limits_disk.go)
 }
 
 // Deps are the server's collaborators.
@@ -132,6 +143,7 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 		s.stops = localStops{sup: d.Supervisor, hub: d.Hub}
 	}
 	s.mcp = s.MCPHandler(ctx)
+	s.disk = s.newDiskWatcher()
 	return s, nil
 }
 

@@ -78,6 +78,7 @@ func (s *Server) handleSettingsSave() http.Handler {
 			errs["permission_mode"] = msg
 		}
 		limits, lf := parseLimits(r, errs)
+		runLimits, rf := s.parseRunLimits(r, p.ID, v.Admin, errs)
 		workspace := p.Workspace
 		if v.Admin {
 			if msg := s.checkWorkspace(f.Workspace); msg != "" {
@@ -88,6 +89,7 @@ func (s *Server) handleSettingsSave() http.Handler {
 		if len(errs) > 0 {
 			sv, _ := s.withLimits(r.Context(), p, s.settingsView(p, v, f))
 			sv.Errors, sv.Limits = errs, lf
+			sv.Run.Form = rf
 			s.renderSettings(w, r, http.StatusBadRequest, sv)
 			return
 		}
@@ -96,6 +98,10 @@ func (s *Server) handleSettingsSave() http.Handler {
 			return
 		}
 		if err := s.st.SetProjectLimits(r.Context(), p.ID, limits); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		if err := s.st.SetProjectRunLimits(r.Context(), p.ID, runLimits); err != nil {
 			s.fail(w, r, err)
 			return
 		}
