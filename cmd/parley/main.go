@@ -1,17 +1,17 @@
 // Command parley is a team web chat for the Claude Code CLI.
 //
-//	parley serve         run the web server (applies migrations first)
-//	parley migrate       apply pending database migrations and exit
-//	parley mcp-askuser   the ask_user MCP server Claude spawns (not for people)
-//	parley run-guard     starts a run's claude so it never outlives Parley (not for people)
-//	parley sandbox-relay a run's first process in bubblewrap: its way to the gateway (not for people)
-//	parley fake-model    a scripted fake Anthropic API, to try Parley without a key
-//	parley user          add, list, re-password and remove accounts
-//	parley project       add and list projects
+//	parley serve            run the web server (applies migrations first)
+//	parley migrate          apply pending database migrations and exit
+//	parley user             add, list, re-password and remove accounts
+//	parley project          add and list projects
+//	parley token            add, list and revoke API tokens
 //	parley sync-workspaces  regenerate every project's workspace files
-//	parley token         add, list and revoke API tokens
-//	parley mcp           Parley's MCP tools over stdio, relayed to a server
-//	parley asks          list and answer open asks from a terminal
+//	parley mcp              Parley's MCP tools over stdio, relayed to a server
+//	parley asks             list and answer open asks from a terminal
+//	parley fake-model       a scripted fake Anthropic API, to try Parley without a key
+//	parley mcp-askuser      the ask_user MCP server Claude spawns (not for people)
+//	parley run-guard        starts a run's claude confined, so it never outlives Parley (not for people)
+//	parley sandbox-relay    a run's first process in bubblewrap: its way to the gateway (not for people)
 package main
 
 import (
@@ -44,24 +44,31 @@ func main() {
 const usage = `Parley: a team web chat for the Claude Code CLI.
 
 Usage:
-  parley serve [flags]        run the web server (applies migrations first)
+  parley serve [flags]        run the web server (applies migrations first); "serve -h" lists
+                              every flag and environment variable
   parley migrate [flags]      apply pending database migrations and exit
-  parley mcp-askuser          the ask_user MCP server that Claude spawns (reads ASK_USER_CONFIG)
-  parley run-guard -- CMD...  what Parley starts each run's claude under (ends it if Parley dies)
-  parley fake-model [flags]   serve a scripted fake Anthropic Messages API (demo, no key needed)
   parley user add EMAIL [--admin] [--name NAME]
                               create an account (password from stdin or typed twice)
   parley user list|passwd EMAIL|remove EMAIL
-                              list accounts, set a password, delete an account
+                              list accounts, set a password (ends its sign-ins), delete an account
   parley project add NAME --owner EMAIL
                               create a project owned by EMAIL; "project list" lists them
-  parley sync-workspaces      regenerate every project's CLAUDE.md and .claude/settings.local.json
   parley token add EMAIL [--name NAME] | list | revoke ID
-                              API tokens for the MCP endpoint
-  parley mcp                  Parley's MCP tools over stdio (PARLEY_URL, PARLEY_TOKEN)
+                              API tokens for the MCP endpoint and "parley asks"
+  parley sync-workspaces      regenerate every project's CLAUDE.md and .claude/settings.local.json
+  parley mcp                  Parley's MCP tools over stdio, relayed to a server (PARLEY_URL, PARLEY_TOKEN)
   parley asks [--user EMAIL]  list the open asks you can answer; "asks answer ID ..." answers one
+  parley fake-model [--addr ADDR]
+                              serve a scripted fake Anthropic Messages API (demo, no key needed)
 
-Run "parley <command> -h" for a command's flags and environment variables.
+Started by Parley itself, not for people:
+  parley mcp-askuser          the ask_user MCP server that Claude spawns (reads ASK_USER_CONFIG)
+  parley run-guard [--nice N] [--cgroup DIR]... [--pid-ns] [--uid U --gid G] [--oom-score N] [--max-file BYTES] -- CMD...
+                              starts a run's claude in its cgroup, pid namespace and uid; ends it if Parley dies
+  parley sandbox-relay [--forward ADDR=SOCKET]... -- CMD...
+                              a run's first process in bubblewrap: relays its loopback ports to the gateway socket
+
+Run "parley <command> -h" for a command's flags; docs/configuration.md lists every variable.
 `
 
 // run is main without the process: tests call it too.
