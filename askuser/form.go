@@ -16,16 +16,8 @@ Use it instead of ask_user when you need several related answers together (for e
 
 // formSchema is the ask_user_questions input schema.
 func formSchema(c Config) *jsonschema.Schema {
-	closed := &jsonschema.Schema{Not: &jsonschema.Schema{}}
-	option := &jsonschema.Schema{
-		Type: "object",
-		Properties: map[string]*jsonschema.Schema{
-			"label":       {Type: "string", Description: "The short text of the choice; returned when chosen."},
-			"description": {Type: "string", Description: "What choosing it means, if the label is not enough."},
-		},
-		Required:             []string{"label"},
-		AdditionalProperties: closed,
-	}
+	closed := closedSchema()
+	option := optionSchema()
 	question := &jsonschema.Schema{
 		Type: "object",
 		Properties: map[string]*jsonschema.Schema{

@@ -97,7 +97,7 @@ func newServer(t *askTool) *mcp.Server {
 // from Question so that every field has one plain type (no ["null","array"]
 // unions, which some clients reject) and a description for the model.
 func inputSchema(c Config) *jsonschema.Schema {
-	closed := &jsonschema.Schema{Not: &jsonschema.Schema{}} // additionalProperties: false
+	closed := closedSchema()
 	return &jsonschema.Schema{
 		Type: "object",
 		Properties: map[string]*jsonschema.Schema{
@@ -110,15 +110,7 @@ func inputSchema(c Config) *jsonschema.Schema {
 				Description: "2–4 choices to offer, if the answer is one (or several) of a few. Omit for an open question.",
 				MinItems:    jsonschema.Ptr(minOptions),
 				MaxItems:    jsonschema.Ptr(maxOptions),
-				Items: &jsonschema.Schema{
-					Type: "object",
-					Properties: map[string]*jsonschema.Schema{
-						"label":       {Type: "string", Description: "The short text of the choice; returned when chosen."},
-						"description": {Type: "string", Description: "What choosing it means, if the label is not enough."},
-					},
-					Required:             []string{"label"},
-					AdditionalProperties: closed,
-				},
+				Items:       optionSchema(),
 			},
 			"multiSelect": {
 				Type:        "boolean",
@@ -129,6 +121,23 @@ func inputSchema(c Config) *jsonschema.Schema {
 		},
 		Required:             []string{"question"},
 		AdditionalProperties: closed,
+	}
+}
+
+// closedSchema is additionalProperties: false.
+func closedSchema() *jsonschema.Schema { return &jsonschema.Schema{Not: &jsonschema.Schema{}} }
+
+// optionSchema is one choice the model offers, in ask_user's options and in
+// a form question's.
+func optionSchema() *jsonschema.Schema {
+	return &jsonschema.Schema{
+		Type: "object",
+		Properties: map[string]*jsonschema.Schema{
+			"label":       {Type: "string", Description: "The short text of the choice; returned when chosen."},
+			"description": {Type: "string", Description: "What choosing it means, if the label is not enough."},
+		},
+		Required:             []string{"label"},
+		AdditionalProperties: closedSchema(),
 	}
 }
 

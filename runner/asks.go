@@ -281,22 +281,41 @@ func (r *Run) answer(ctx context.Context, id string, resp Response) error {
 
 // loadDetached reads an ask of this session that an earlier process opened.
 func (r *Run) loadDetached(ctx context.Context, id string) (pendingAsk, error) {
-	in, err := r.journal.LoadInput(ctx, id)
+	p, err := loadAsk(ctx, r.journal, r.spec.SessionID, id)
 	if err != nil {
 		return pendingAsk{}, err
 	}
-	if in.SessionID != r.spec.SessionID {
-		return pendingAsk{}, ErrNotFound
+	return pendingAsk{p: p}, nil
+}
+
+// loadPending reads the input id of the session while it is pending: an
+// input of another session is ErrNotFound, a resolved one ErrNotPending.
+func loadPending(ctx context.Context, j Journal, sessionID, id string) (Input, error) {
+	in, err := j.LoadInput(ctx, id)
+	switch {
+	case err != nil:
+		return Input{}, err
+	case in.SessionID != sessionID:
+		return Input{}, ErrNotFound
+	case in.Status != "pending":
+		return Input{}, ErrNotPending
 	}
-	if in.Status != "pending" {
-		return pendingAsk{}, ErrNotPending
+	return in, nil
+}
+
+// loadAsk reads the pending ask id of the session (loadPending) and
+// decodes it.
+func loadAsk(ctx context.Context, j Journal, sessionID, id string) (AskPayload, error) {
+	in, err := loadPending(ctx, j, sessionID, id)
+	if err != nil {
+		return AskPayload{}, err
 	}
 	var p AskPayload
 	if err := json.Unmarshal(in.Payload, &p); err != nil {
-		return pendingAsk{}, fmt.Errorf("decode ask %s: %w", id, err)
+		return AskPayload{}, fmt.Errorf("decode ask %s: %w", id, err)
 	}
 	p.InputID, p.Kind = in.ID, in.Kind
-	return pendingAsk{p: p}, nil
+	return p, nil
 }
 
 // checkResponse validates a response against its ask.

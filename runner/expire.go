@@ -26,20 +26,10 @@ func (s *Supervisor) Expire(ctx context.Context, projectID int64, sessionID, inp
 		return r.send(ctx, expireCmd{id: inputID, reason: reason, reply: reply}, reply)
 	}
 	defer s.mu.Unlock()
-	in, err := s.journal.LoadInput(ctx, inputID)
-	switch {
-	case err != nil:
+	p, err := loadAsk(ctx, s.journal, sessionID, inputID)
+	if err != nil {
 		return err
-	case in.SessionID != sessionID:
-		return ErrNotFound
-	case in.Status != "pending":
-		return ErrNotPending
 	}
-	var p AskPayload
-	if err := json.Unmarshal(in.Payload, &p); err != nil {
-		return fmt.Errorf("decode ask %s: %w", inputID, err)
-	}
-	p.InputID, p.Kind = in.ID, in.Kind
 	last, err := s.journal.LastSeq(ctx, sessionID)
 	if err != nil {
 		return fmt.Errorf("expire ask %s: %w", inputID, err)

@@ -63,19 +63,10 @@ func (s *Store) UserByID(ctx context.Context, id int64) (User, error) {
 // owner of a project that is not archived; an admin everywhere), oldest
 // first.
 func (s *Store) OpenAsksFor(ctx context.Context, userID int64, admin bool) ([]InboxInput, error) {
-	rows, _ := s.pool.Query(ctx, `
-		SELECT i.id, i.session_id, coalesce(i.run_id, 0) AS run_id, i.kind, i.payload, i.status, i.answer,
-			coalesce(i.answered_by, '') AS answered_by, i.answered_at, i.deadline, i.created_at,
-			s.title AS session_title, p.id AS project_id, p.name AS project_name,
-			(r.id IS NULL OR r.ended_at IS NOT NULL) AS detached
-		FROM inputs i
-		JOIN sessions s ON s.id = i.session_id
-		JOIN projects p ON p.id = s.project_id
-		LEFT JOIN runs r ON r.id = i.run_id
+	list, err := s.inbox(ctx, selectInbox+`
 		LEFT JOIN project_members m ON m.project_id = p.id AND m.user_id = $1
 		WHERE i.status = 'pending' AND p.archived_at IS NULL AND ($2 OR m.role IN ('owner', 'member'))
 		ORDER BY i.created_at, i.id`, userID, admin)
-	list, err := pgx.CollectRows(rows, pgx.RowToStructByName[InboxInput])
 	if err != nil {
 		return nil, fmt.Errorf("open asks of user %d: %w", userID, err)
 	}
