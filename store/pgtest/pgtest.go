@@ -120,6 +120,9 @@ func Start(t testing.TB) {
 		t.Fatalf("pgtest: restart the cluster: %v", err)
 	}
 	server.stop, server.stopped = stop, false
+	// The admin pool's idle connections died with the old server; the next
+	// New would write to one ("broken pipe").
+	server.admin.Reset()
 	if got, _ := url.Parse(u); got == nil || got.Query().Get("host") != server.baseURL.Query().Get("host") {
 		t.Fatalf("pgtest: the restarted cluster listens at %s, not at %s", u, server.baseURL)
 	}
