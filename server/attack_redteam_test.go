@@ -433,3 +433,50 @@ func forgedLines(t *testing.T, isolation string) {
 	}
 	e.healthy()
 }
+
+// TestRedteamLeaveTheRunsCgroup: a run's Bash tries to move itself out of
+// its cgroup (into any cgroup of any hierarchy it can see: the root, the
+// parent, a sibling), where its task and memory limits would not hold and
+// the run's end would not kill it, and to raise its own limits.
+func TestRedteamLeaveTheRunsCgroup(t *testing.T) {
+	t.Run("uid", func(t *testing.T) { leaveCgroup(t, "uid") })
+	t.Run("bwrap", func(t *testing.T) { leaveCgroup(t, "bwrap") })
+}
+
+func leaveCgroup(t *testing.T, isolation string) {
+	cmd := `cat /proc/self/cgroup | sed 's/^/IN /'; ` +
+		`for f in $(find /sys/fs/cgroup -maxdepth 6 \( -name tasks -o -name cgroup.procs \) 2>/dev/null); do echo $$ 2>/dev/null > $f && echo "MOVED $f"; done; ` +
+		`for f in $(find /sys/fs/cgroup -maxdepth 6 \( -name pids.max -o -name memory.limit_in_bytes -o -name memory.max \) 2>/dev/null); do echo max 2>/dev/null > $f && echo "RAISED $f"; done; ` +
+		`echo TRIED`
+	sc := fakeapi.Scenario{
+		{ToolName: "Bash", ToolInput: map[string]any{"command": cmd}},
+		{Text: "OUT " + fakeapi.ToolResultPlaceholder},
+	}
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, runConfig: confineRuns(t)})
+	settings := e.project.ProjectSettings
+	settings.AllowedTools = []string{"Bash"}
+	if err := e.st.UpdateProjectSettings(t.Context(), e.project.ID, settings, ""); err != nil {
+		t.Fatal(err)
+	}
+	s := e.newSession()
+	w := e.dial(s.ID, 0)
+	w.prompt("leave the cgroup")
+	w.waitFor(120*time.Second, "OUT ", "Done ·")
+	out, _ := e.lastToolResult(2)
+	t.Logf("the run printed:\n%s", out)
+	if !strings.Contains(out, "TRIED") {
+		t.Fatalf("the probe did not run: %q", out)
+	}
+	if r, ok := e.sup.Live(s.ID); ok {
+		cg, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", r.Pid()))
+		t.Logf("the run's first process (host pid %d) is in:\n%s", r.Pid(), cg)
+		if !strings.Contains(string(cg), "pids:/parley/") {
+			t.Errorf("the run is in no cgroup of Parley's: %s", cg)
+		}
+	}
+	for _, bad := range []string{"MOVED", "RAISED"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("the run could change its cgroup: %s", bad)
+		}
+	}
+}
