@@ -193,3 +193,49 @@ func (r *Run) databaseBack() {
 		o.DatabaseWaiting(r.spec.SessionID, false)
 	}
 }
+
+// endLater hands the end of the run to closeLater when recording it gave
+// up because the database was away (err from persist): the run was being
+// stopped, and would stay open until a restart or a takeover closed it as
+// something it was not.
+func (r *Run) endLater(err error, code int, reason string) {
+	if r.closeLater != nil && r.id != 0 && unavailable(err) {
+		r.closeLater(r.id, code, reason)
+	}
+}
+
+// closeRunLater records how run id ended once the database is back. It
+// tries until the write succeeds or is refused, the supervisor's context
+// ends, or Shutdown begins.
+func (s *Supervisor) closeRunLater(id int64, code int, reason string) {
+	log := s.log.With("run_id", id)
+	log.Warn("the run ended while the database was away; its end is recorded once the database is back")
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for wait := retryFirst; ; wait = min(wait*2, retryMax) {
+			select {
+			case <-s.ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			s.mu.Lock()
+			closed := s.closed
+			s.mu.Unlock()
+			if closed {
+				return
+			}
+			ctx, cancel := context.WithTimeout(s.ctx, writeTimeout)
+			err := s.journal.RunEnded(ctx, id, code, reason)
+			cancel()
+			switch {
+			case err == nil:
+				log.Info("recorded the end of a run that ended while the database was away", "reason", reason)
+				return
+			case !unavailable(err):
+				log.Error("record run end", "err", err)
+				return
+			}
+		}
+	}()
+}

@@ -35,6 +35,8 @@ type Run struct {
 	exited        chan exitInfo // the process has ended (after stdout EOF)
 	done          chan struct{} // closed when the loop has ended
 	cancel        context.CancelFunc
+	// closeLater records the run's end once the database is back (dbretry.go).
+	closeLater func(runID int64, code int, reason string)
 	// fenced: another replica took the session over (Fence); the run
 	// writes nothing more to the log.
 	fenced atomic.Bool

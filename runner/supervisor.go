@@ -462,6 +462,7 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 		outcome: map[bool]string{true: StatusEnded, false: "idle"}[o.Resume]}
 	r.log = s.log.With("session_id", o.SessionID)
 	r.othersWaiting = func() bool { return s.slots.queued() > 0 }
+	r.closeLater = s.closeRunLater
 	r.stateChanged = s.kickDrain
 	var unregister func()
 	if o.RelayURL != "" {
@@ -617,6 +618,7 @@ func (r *Run) finish(x exitInfo) {
 	close(r.writes)
 	if err := r.persist(ctx, func(ctx context.Context) error { return r.journal.RunEnded(ctx, r.id, x.code, x.reason) }, nil); err != nil {
 		r.log.Error("record run end", "err", err)
+		r.endLater(err, x.code, x.reason) // recorded once the database is back (dbretry.go)
 	}
 	status := StatusEnded
 	switch {

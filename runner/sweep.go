@@ -49,3 +49,30 @@ func ensureRuntimeDir(dir string) error {
 	}
 	return nil
 }
+
+// probeBytes is what CheckRunFiles writes: more than a run's ask_user
+// config or --mcp-config file takes.
+const probeBytes = 4096
+
+// CheckRunFiles reports whether a run could write its files now (the
+// ask_user config, the instructions) by writing and removing a probe of
+// probeBytes in the runtime dir, made again if missing. A new session is
+// refused before it is made when its first run could not start.
+func (s *Supervisor) CheckRunFiles() error {
+	if s == nil || s.runtimeDir == "" {
+		return nil
+	}
+	if err := ensureRuntimeDir(s.runtimeDir); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(s.runtimeDir, "probe-*")
+	if err != nil {
+		return fmt.Errorf("write a run's files: %w", err)
+	}
+	_, err = f.Write(make([]byte, probeBytes))
+	err = errors.Join(err, f.Sync(), f.Close(), os.Remove(f.Name()))
+	if err != nil {
+		return fmt.Errorf("write a run's files: %w", err)
+	}
+	return nil
+}

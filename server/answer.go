@@ -101,10 +101,10 @@ func (s *Server) answerAsk(ctx context.Context, r *http.Request, sessionID strin
 	}
 	sess, v, err := s.authorizeSession(ctx, r, sessionID, actAnswer)
 	if err != nil {
-		return err
+		return answerNotSaved(err)
 	}
 	resp.By, resp.ByID = v.Name, v.ID
-	return s.deliverAnswer(ctx, sess, f.InputID, resp)
+	return answerNotSaved(s.deliverAnswer(ctx, sess, f.InputID, resp))
 }
 
 // deliverAnswer resolves the ask inputID of sess with resp, once: what the

@@ -138,6 +138,9 @@ func (s *Server) beginSession(ctx context.Context, p store.Project, v viewer, te
 	if err := s.allowSession(v.ID); err != nil {
 		return store.Session{}, err
 	}
+	if err := s.sup.CheckRunFiles(); err != nil { // its run could not start: make no session
+		return store.Session{}, s.refuseNoRoom(err)
+	}
 	sess, err := s.st.CreateSessionBy(ctx, p.ID, title(text), v.Name, v.ID)
 	if err != nil {
 		return sess, err

@@ -1,0 +1,117 @@
+package server
+
+import (
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"parley/runner/fakeapi"
+	"parley/store/pgtest"
+)
+
+// TestFaultAnswerDuringDatabaseRestart answers an open ask while Postgres
+// is stopped (issue 28, item 6): the page says the database is away and
+// the answer was not saved, not a generic failure; once Postgres is back
+// the same answer goes through, once.
+func TestFaultAnswerDuringDatabaseRestart(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{bashStep("touch z"), {Text: "Made z."}}, envOptions{quiet: true})
+	t.Cleanup(func() { pgtest.Start(t) })
+	s := e.newSession()
+	w := e.dial(s.ID, 0)
+	w.prompt("make z")
+	in := e.waitInput(w, s.ID)
+
+	pgtest.Stop(t)
+	w.answer(in, map[string]any{"decision": "allow", "command": "touch z"})
+	w.waitFor(60*time.Second, "The database is not reachable", "your answer was not saved")
+	pgtest.Start(t)
+
+	w.answer(in, map[string]any{"decision": "allow", "command": "touch z"})
+	e.wantToolResult(2, "(Bash completed with no output)", false)
+}
+
+// TestFaultNewSessionDiskFull creates a session while the runtime
+// directory (where a run's ask_user config goes) is on a full file system
+// (issue 28, item 6): the request is refused with a sentence that says
+// why, and no empty session is left behind.
+func TestFaultNewSessionDiskFull(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to mount a small tmpfs")
+	}
+	e := newEnv(t, fakeapi.Scenario{{Text: "never sent"}}, envOptions{quiet: true})
+	dir := e.runtimeDir()
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", dir).CombinedOutput(); err != nil {
+		t.Skipf("mount a tmpfs: %v %s", err, out)
+	}
+	t.Cleanup(func() { _ = exec.Command("umount", "-l", dir).Run() })
+	// Fill it to the last block.
+	f, err := os.Create(filepath.Join(dir, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4096)
+	for {
+		if _, err := f.Write(buf); err != nil {
+			break
+		}
+	}
+	f.Close()
+
+	resp := e.postAs(e.user, "/projects/"+pid(e)+"/sessions", url.Values{"text": {"hello"}})
+	body := readAll(resp)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "no space") {
+		t.Errorf("new session on a full disk: %d %q; want 503 saying there is no space", resp.StatusCode, excerpt(body))
+	}
+	var n int
+	e.queryRow(`SELECT count(*) FROM sessions WHERE project_id = $1`, []any{e.project.ID}, &n)
+	if n != 0 {
+		t.Errorf("%d sessions after the refused request; want none left behind", n)
+	}
+}
+
+// TestFaultRunEndsDuringDatabaseOutage stops a run while Postgres is
+// stopped for longer than a stopping run waits for it (issue 28, item 6):
+// once Postgres is back the run is closed with the reason it ended for,
+// not left open to be closed later as something else.
+func TestFaultRunEndsDuringDatabaseOutage(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "Here is the reply."}}, envOptions{quiet: true})
+	t.Cleanup(func() { pgtest.Start(t) })
+	s := e.newSession()
+	w := e.dial(s.ID, 0)
+	w.prompt("hello")
+	w.waitFor(60*time.Second, "Here is the reply.", "Done ·")
+	if _, open := e.runsOf(s.ID); open != 1 {
+		t.Fatalf("%d open runs; want the idle one", open)
+	}
+
+	pgtest.Stop(t)
+	e.sup.Stop(s.ID) // gives up its writes after its stop grace (10 s)
+	time.Sleep(2 * time.Second)
+	pgtest.Start(t)
+
+	var reason string
+	waitUntil(t, 30*time.Second, "the run to be closed once the database is back", func() bool {
+		all, open := e.runsOf(s.ID)
+		return all == 1 && open == 0
+	})
+	e.queryRow(`SELECT coalesce(reason, '') FROM runs WHERE session_id = $1`, []any{s.ID}, &reason)
+	if !strings.HasPrefix(reason, "stopped by Parley") {
+		t.Errorf("the run was closed with reason %q; want the one it ended for (stopped by Parley)", reason)
+	}
+}
+
+// excerpt is the start of a long body, for messages.
+func excerpt(s string) string {
+	if i := strings.Index(s, "<main>"); i >= 0 {
+		s = s[i:]
+	}
+	if len(s) > 300 {
+		s = s[:300]
+	}
+	return s
+}
