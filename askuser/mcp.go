@@ -82,14 +82,14 @@ func newServer(t *askTool) *mcp.Server {
 		Description: toolDescription,
 		InputSchema: inputSchema(t.cfg),
 		Annotations: annotations("Ask the user"),
-	}, t.handle)
+	}, t.handler("ask_user", decodeQuestion, false))
 	s.AddTool(&mcp.Tool{
 		Name:        "ask_user_questions",
 		Title:       "Ask the user several questions",
 		Description: formDescription,
 		InputSchema: formSchema(t.cfg),
 		Annotations: annotations("Ask the user several questions"),
-	}, t.handleForm)
+	}, t.handler("ask_user_questions", decodeForm, true))
 	return s
 }
 
@@ -141,29 +141,20 @@ func optionSchema() *jsonschema.Schema {
 	}
 }
 
-// handle serves one ask_user call. Problems with the call itself become
-// error results the model can read and act on, never protocol errors.
-func (t *askTool) handle(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	f, err := decodeQuestion(req.Params.Arguments)
-	if err == nil {
-		err = t.cfg.CheckTimeout(f.TimeoutSeconds)
+// handler serves calls of the tool name, whose arguments decode reads
+// into a form. Problems with the call itself become error results the
+// model can read and act on, never protocol errors.
+func (t *askTool) handler(name string, decode func(json.RawMessage) (Form, error), structured bool) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		f, err := decode(req.Params.Arguments)
+		if err == nil {
+			err = t.cfg.CheckTimeout(f.TimeoutSeconds)
+		}
+		if err != nil {
+			return errorResult("Invalid " + name + " arguments: " + err.Error() + ". Fix the arguments and call " + name + " again."), nil
+		}
+		return t.ask(ctx, req, f, structured), nil
 	}
-	if err != nil {
-		return errorResult("Invalid ask_user arguments: " + err.Error() + ". Fix the arguments and call ask_user again."), nil
-	}
-	return t.ask(ctx, req, f, false), nil
-}
-
-// handleForm serves one ask_user_questions call.
-func (t *askTool) handleForm(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-	f, err := decodeForm(req.Params.Arguments)
-	if err == nil {
-		err = t.cfg.CheckTimeout(f.TimeoutSeconds)
-	}
-	if err != nil {
-		return errorResult("Invalid ask_user_questions arguments: " + err.Error() + ". Fix the arguments and call ask_user_questions again."), nil
-	}
-	return t.ask(ctx, req, f, true), nil
 }
 
 // ask relays f and turns the outcome into a result: text, and for a form

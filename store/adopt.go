@@ -15,13 +15,9 @@ import (
 // Parley sessions, archived ones included.
 func (s *Store) KnownClaudeSessionIDs(ctx context.Context, projectID int64) (map[string]bool, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT claude_session_id::text FROM sessions WHERE project_id = $1`, projectID)
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	known, err := collectSet(rows)
 	if err != nil {
 		return nil, fmt.Errorf("claude session ids of project %d: %w", projectID, err)
-	}
-	known := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		known[id] = true
 	}
 	return known, nil
 }

@@ -149,13 +149,9 @@ func (s *Store) CompletedMessages(ctx context.Context, sessionID string, after i
 		WHERE session_id = $1 AND seq > $2 AND type = 'assistant'
 			AND jsonb_typeof(payload -> 'parent_tool_use_id') IS DISTINCT FROM 'string'
 			AND payload -> 'message' ->> 'id' IS NOT NULL`, sessionID, after)
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	set, err := collectSet(rows)
 	if err != nil {
 		return nil, fmt.Errorf("completed messages of session %s: %w", sessionID, err)
-	}
-	set := make(map[string]bool, len(ids))
-	for _, id := range ids {
-		set[id] = true
 	}
 	return set, nil
 }

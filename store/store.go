@@ -155,6 +155,19 @@ func notFound(err error) error {
 	return err
 }
 
+// collectSet collects rows of one text column into a set.
+func collectSet(rows pgx.Rows) (map[string]bool, error) {
+	list, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+	set := make(map[string]bool, len(list))
+	for _, v := range list {
+		set[v] = true
+	}
+	return set, nil
+}
+
 // Project is a workspace that sessions run in, with the Claude options its
 // runs get (see ProjectSettings).
 type Project struct {
