@@ -27,6 +27,7 @@ POSTGRES_PASSWORD=compose-check docker-compose -f docker-compose.yml config -q
 
 echo "== go vet"
 go vet ./...
+go vet -tags bench ./...  # the benchmarks (behind the bench tag) must still build
 
 # go test includes the MCP conformance suite (server mode, over HTTP, against
 # /mcp): server.TestMCPConformance runs $PARLEY_CONFORMANCE, which
