@@ -218,9 +218,12 @@ func (c Config) start(ctx context.Context, s Spec) (*process, error) {
 		}
 	}
 	if c.Cgroups != nil {
-		if p.group, err = c.Cgroups.New(); err != nil {
+		if p.group, err = c.Cgroups.NewIn(s.ProjectID, s.Limits); err != nil {
 			return nil, fmt.Errorf("make the run's cgroup: %w", err)
 		}
+	}
+	if s.MaxFile > 0 && (c.MaxFile == 0 || s.MaxFile < c.MaxFile) {
+		c.MaxFile = s.MaxFile // c is this start's copy
 	}
 	c.guard(cmd, p.group)
 	if err := cmd.Start(); err != nil {

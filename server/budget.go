@@ -33,6 +33,9 @@ func (s *Server) prompt(ctx context.Context, sess store.Session, text string, by
 	if err := s.checkBudget(ctx, sess); err != nil {
 		return err
 	}
+	if err := s.checkDisk(ctx, sess.ProjectID); err != nil {
+		return err
+	}
 	return s.runs.Prompt(ctx, sess.ID, s.starter(sess), text, by)
 }
 
@@ -78,6 +81,9 @@ func budgetLeft(l store.ProjectLimits, sp store.Spending) (left float64, reached
 // applyLimits sets a run's watchdog and spending limit from its project's
 // settings and the server's defaults.
 func (s *Server) applyLimits(ctx context.Context, o *runner.Options, sess store.Session) error {
+	if err := s.applyRunLimits(ctx, o, sess.ProjectID); err != nil {
+		return err
+	}
 	l, err := s.st.ProjectLimits(ctx, sess.ProjectID)
 	if err != nil {
 		return err
