@@ -480,3 +480,53 @@ func leaveCgroup(t *testing.T, isolation string) {
 		}
 	}
 }
+
+// TestRedteamAskFlood: a run's Bash reads its ask_user relay token from
+// $ASK_USER_CONFIG and posts 200 questions of 200 KB each, 20 at a time,
+// each given up after a second. Every one may become an open ask in the
+// members' inbox and 200 KB in Parley's database: asks must be bounded
+// per run (say 20 open), not one per request a run can send.
+func TestRedteamAskFlood(t *testing.T) {
+	t.Skip("redteam: open, see report")
+	t.Run("uid", func(t *testing.T) { askFlood(t, "uid") })
+	t.Run("bwrap", func(t *testing.T) { askFlood(t, "bwrap") })
+}
+
+func askFlood(t *testing.T, isolation string) {
+	cmd := `T=$(sed -n 's/.*"token": *"\([^"]*\)".*/\1/p' "$ASK_USER_CONFIG"); U=$(sed -n 's/.*"url": *"\([^"]*\)".*/\1/p' "$ASK_USER_CONFIG"); ` +
+		`echo "relay=$U"; Q=$(head -c 200000 /dev/zero | tr '\0' Q); ` +
+		`printf '{"questions":[{"question":"%s %s","header":"Flood","multiSelect":false,"options":[{"label":"a","description":"a"},{"label":"b","description":"b"}]}]}' "$Q" x > q.json; ` +
+		`for i in $(seq 200); do curl -s -o /dev/null -w '%{http_code}\n' --max-time 1 -X POST -H "Authorization: Bearer $T" -H 'content-type: application/json' --data-binary @q.json "$U" >> codes.txt & ` +
+		`if [ $((i % 20)) = 0 ]; then wait; fi; done; wait; sort codes.txt | uniq -c; rm -f q.json codes.txt; echo ASKED`
+	sc := fakeapi.Scenario{
+		{ToolName: "Bash", ToolInput: map[string]any{"command": cmd, "timeout": 300000}},
+		{Text: "OUT " + fakeapi.ToolResultPlaceholder},
+	}
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, runConfig: confineRuns(t)})
+	settings := e.project.ProjectSettings
+	settings.AllowedTools = []string{"Bash"}
+	if err := e.st.UpdateProjectSettings(t.Context(), e.project.ID, settings, ""); err != nil {
+		t.Fatal(err)
+	}
+	s := e.newSession()
+	w := e.dial(s.ID, 0)
+	w.prompt("flood the inbox")
+	w.waitFor(300*time.Second, "OUT ", "Done ·")
+	out, _ := e.lastToolResult(2)
+	t.Logf("the run printed:\n%s", out)
+	if !strings.Contains(out, "ASKED") {
+		t.Fatalf("the flood did not run: %q", out)
+	}
+	pending, err := e.st.PendingInputs(t.Context(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asks, stored int64
+	e.queryRow(`SELECT count(*), coalesce(sum(octet_length(payload::text)), 0) FROM events WHERE session_id = $1 AND type = 'input_requested'`,
+		[]any{s.ID}, &asks, &stored)
+	t.Logf("%d asks recorded (%d MB), %d still open", asks, stored>>20, len(pending))
+	if asks > 20 || len(pending) > 20 {
+		t.Errorf("one run opened %d asks (%d MB in the database), %d still open in the members' inbox", asks, stored>>20, len(pending))
+	}
+	e.healthy()
+}
