@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -18,6 +19,7 @@ import (
 	"parley/cluster"
 	"parley/gateway"
 	"parley/guard"
+	"parley/metrics"
 	"parley/runner"
 	"parley/runner/fakeapi"
 	"parley/store"
@@ -98,6 +100,10 @@ type envOptions struct {
 	claudeBin func(real string) string
 	// runConfig, if set, changes the runs' config last (confinement tests).
 	runConfig func(*runner.Config)
+	// metrics, if set, is fed and served on /metrics as serve does it;
+	// logTo, if set, gets the server's log lines too (ops_e2e_test.go).
+	metrics *metrics.Metrics
+	logTo   io.Writer
 }
 
 func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
@@ -131,7 +137,11 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	if o.quiet {
 		level = slog.LevelWarn
 	}
-	log := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: level}))
+	var logTo io.Writer = testWriter{t}
+	if o.logTo != nil {
+		logTo = io.MultiWriter(logTo, o.logTo)
+	}
+	log := slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: level}))
 	e := &env{t: t, st: st, fake: fake, broker: askuser.NewBroker(), dataDir: dir, dbURL: dbURL}
 	hub := NewHub()
 	if d, err := time.ParseDuration(os.Getenv("PARLEY_BENCH_HOLD_PER_VIEWER")); err == nil {
@@ -166,7 +176,10 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	}
 	// As serve does: the run loops write through the live pool, and a run
 	// about to start reconciles its session's log first.
-	pub := NewPublisher(hub)
+	pub, journal := NewPublisher(hub), NewJournal(st.Live())
+	if o.metrics != nil {
+		pub, journal = NewMeteredPublisher(hub, o.metrics), NewMeteredJournal(st.Live(), o.metrics)
+	}
 	runPub := pub
 	if o.stampPublish {
 		e.published = &publishStamps{pub: pub, at: map[int64]time.Time{}}
@@ -174,13 +187,13 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	}
 	e.sup = runner.NewSupervisor(ctx, runner.Deps{
 		Config:  rc,
-		Journal: NewJournal(st.Live()), Publisher: runPub, Broker: e.broker, Log: log, RuntimeDir: e.runtimeDir(),
+		Journal: journal, Publisher: runPub, Broker: e.broker, Log: log, RuntimeDir: e.runtimeDir(),
 		MaxRuns: o.maxRuns, Queue: NewQueueObserver(hub), Line: cluster.NewLine(st), Recover: transcript.New(st, pub, log),
 		StartGuard: WorktreeStartGuard(st),
 	})
 	e.relay = httptest.NewServer(nil)
 	e.srv, err = New(ctx, Config{DataDir: dir, AskTimeout: o.askTimeout, AskUserEnabled: !o.askUserOff, PingPeriod: o.pingPeriod,
-		RelayURL: e.relay.URL + "/ask", ModelURL: e.relay.URL, RunsConfined: o.isolation == "uid", Limits: o.limits}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Broker: e.broker, Log: log, Gateway: gw, Tools: rc.GuardTools(toolsOf(rc.Sandbox)), Git: worktree.New(o.gitBin)})
+		RelayURL: e.relay.URL + "/ask", ModelURL: e.relay.URL, RunsConfined: o.isolation == "uid", Limits: o.limits}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Broker: e.broker, Log: log, Gateway: gw, Metrics: o.metrics, Tools: rc.GuardTools(toolsOf(rc.Sandbox)), Git: worktree.New(o.gitBin)})
 	if err != nil {
 		t.Fatal(err)
 	}
