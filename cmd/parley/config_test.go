@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -145,9 +146,10 @@ func TestServeUsage(t *testing.T) {
 	}
 }
 
-// TestSettingsCoverEveryVariable: every PARLEY_* name the command's and
-// the server's code spell out is a row of settings (or a test's, or the
-// internal ones below), so a variable cannot be added without its doc.
+// TestSettingsCoverEveryVariable: every PARLEY_* name the code (tests and
+// test helpers aside) spells out, and every getenv("X"), is a row of
+// settings or one of the internal ones below, so a variable cannot be
+// added without its doc.
 func TestSettingsCoverEveryVariable(t *testing.T) {
 	rows := map[string]bool{}
 	for _, s := range settings {
@@ -157,13 +159,24 @@ func TestSettingsCoverEveryVariable(t *testing.T) {
 		rows[s.Name] = true
 	}
 	literal := regexp.MustCompile(`"(PARLEY_[A-Z0-9_]+|ANTHROPIC_[A-Z_]+)"|[Gg]etenv\("([A-Z][A-Z0-9_]+)"\)`)
-	internal := map[string]bool{"HOME": true, "XDG_DATA_HOME": true, "ASK_USER_CONFIG": true}
-	files, _ := filepath.Glob("*.go")
-	more, _ := filepath.Glob("../../server/*.go")
-	for _, f := range append(files, more...) {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
+	// Not the operator's: the CLI's own, and the test suite's.
+	internal := map[string]bool{"HOME": true, "XDG_DATA_HOME": true, "ASK_USER_CONFIG": true, "PARLEY_REQUIRE_ALL": true}
+	var files []string
+	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir() && (d.Name() == "testdata" || d.Name() == "fakeapi" || d.Name() == "pgtest" || strings.HasPrefix(d.Name(), ".")) && path != "../..":
+			return filepath.SkipDir
+		case !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go"):
+			files = append(files, path)
 		}
+		return nil
+	})
+	if err != nil || len(files) < 50 {
+		t.Fatalf("read %d files of the tree: %v", len(files), err)
+	}
+	for _, f := range files {
 		src, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)
