@@ -530,3 +530,59 @@ func askFlood(t *testing.T, isolation string) {
 	}
 	e.healthy()
 }
+
+// TestRedteamGitFilterEscapesTheTaskLimit: a run's tasks are capped (512)
+// in its cgroup, but Parley's git runs as the project's uid outside any
+// run's cgroup. A clean filter planted by session 1's Bash starts 700
+// processes when a page view's diff stages the worktree. The project's
+// processes must stay under the run's task limit wherever git starts them.
+func TestRedteamGitFilterEscapesTheTaskLimit(t *testing.T) {
+	t.Skip("redteam: open, see report")
+	t.Run("uid", func(t *testing.T) { filterTasks(t, "uid") })
+	t.Run("bwrap", func(t *testing.T) { filterTasks(t, "bwrap") })
+}
+
+func filterTasks(t *testing.T, isolation string) {
+	mark := marker(t)
+	plant := fmt.Sprintf(`G=$(git rev-parse --path-format=absolute --git-common-dir) && mkdir -p "$G/info" && echo '* filter=many' >> "$G/info/attributes" && `+
+		`printf '#!/bin/bash\nif mkdir "%%s/spawned" 2>/dev/null; then for i in $(seq 700); do (exec -a %s sleep 15) & done; sleep 4; fi\nexec cat\n' "$G" > "$G/many.sh" && `+
+		`git config -f "$G/config" filter.many.clean "bash $G/many.sh" && echo PLANTED`, mark)
+	sc := fakeapi.Scenario{
+		{ToolName: "Bash", ToolInput: map[string]any{"command": plant}},
+		{Text: "OUT " + fakeapi.ToolResultPlaceholder},
+	}
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, runConfig: confineRuns(t)})
+	repo := gitRepo(t)
+	e.useRepo(repo)
+	t.Cleanup(func() {
+		for _, pid := range procsWith(mark) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	s := e.newSession()
+	w := e.dial(s.ID, 0)
+	w.prompt("plant")
+	w.waitFor(120*time.Second, "OUT ", "Done ·")
+	if out, _ := e.lastToolResult(2); !strings.Contains(out, "PLANTED") {
+		t.Fatalf("the filter was not planted: %q", out)
+	}
+	e.sup.Stop(s.ID)
+	done := make(chan int)
+	go func() {
+		most := 0
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			most = max(most, len(procsWith(mark)))
+		}
+		done <- most
+	}()
+	e.getAs(e.user, "/sessions/"+s.ID) // the page's diff stages the worktree: git add -A
+	most := <-done
+	t.Logf("at most %d of the filter's processes ran at once", most)
+	if _, err := os.Stat(filepath.Join(repo, ".git", "spawned")); err != nil {
+		t.Fatal("the page view's git never ran the filter: nothing was tested")
+	}
+	if most > 512 {
+		t.Errorf("Parley's git started %d processes for the project outside its runs' task limit of 512", most)
+	}
+	e.healthy()
+}
