@@ -110,6 +110,7 @@ func (c drainCmd) run(ctx context.Context, r *Run) error {
 				c.keep(&w)
 			}
 			a.goOn = &w
+			r.goesOn = true // the run-end notice says Parley carries on (goeson.go)
 		}
 	}
 	r.stopping = true

@@ -37,6 +37,8 @@ type Run struct {
 	cancel        context.CancelFunc
 	// closeLater records the run's end once the database is back (dbretry.go).
 	closeLater func(runID int64, code int, reason string)
+	// goesOn: a drain kept the turn it cut, to go on (parleyGoesOn).
+	goesOn bool
 	// fenced: another replica took the session over (Fence); the run
 	// writes nothing more to the log.
 	fenced atomic.Bool

@@ -630,7 +630,7 @@ func (r *Run) finish(x exitInfo) {
 		status = StatusError
 	}
 	r.recordJSON(ctx, TypeRunEnded, map[string]any{"exit_code": x.code, "reason": x.reason, "stderr": r.proc.stderr.String(),
-		"status": status})
+		"status": status, "goes_on": r.parleyGoesOn()})
 	r.changeSession(ctx, SessionChange{Status: status})
 	r.log.Info("claude ended", "exit_code", x.code, "reason", x.reason)
 	r.onEnd()

@@ -115,3 +115,36 @@ func excerpt(s string) string {
 	}
 	return s
 }
+
+// TestFaultRunEndNoticeWhenParleyGoesOn ends a run whose turn Parley
+// carries on with (a drain cuts a turn in flight; its work is kept to go
+// on at once): the run-end notice must not tell people that their next
+// message resumes the session (issue 28, item 6).
+func TestFaultRunEndNoticeWhenParleyGoesOn(t *testing.T) {
+	hold := make(chan struct{})
+	t.Cleanup(func() { close(hold) })
+	e := newEnv(t, fakeapi.Scenario{{Text: "A long reply that is cut.", Hold: hold}}, envOptions{quiet: true})
+	s := e.newSession()
+	w := e.dial(s.ID, 0)
+	w.prompt("write at length")
+	if err := e.fake.WaitRequests(t.Context(), 1); err != nil {
+		t.Fatal(err)
+	}
+	e.sup.Drain(t.Context(), 0)
+	page := e.dial(s.ID, 0).waitFor(30*time.Second, "stopped by Parley")
+	if strings.Contains(page, "the next message resumes the session") {
+		t.Errorf("the run-end notice says the next message resumes the session while Parley carries the turn on:\n%s",
+			noticeText(page))
+	}
+	if !strings.Contains(page, "Parley carries on") {
+		t.Errorf("the run-end notice does not say that Parley carries on:\n%s", noticeText(page))
+	}
+}
+
+// noticeText is the page's text around its "stopped by Parley" notice.
+func noticeText(page string) string {
+	if i := strings.Index(page, "stopped by Parley"); i >= 0 {
+		return page[max(0, i-200):min(len(page), i+300)]
+	}
+	return "(no such notice)"
+}

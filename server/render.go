@@ -262,6 +262,8 @@ func runEnded(e store.Event) []templ.Component {
 		Reason   string `json:"reason"`
 		Stderr   string `json:"stderr"`
 		Status   string `json:"status"` // the session's status after the run; absent in older logs
+		// GoesOn: Parley carries the session on by itself (runner/goeson.go).
+		GoesOn bool `json:"goes_on"`
 	}
 	_ = json.Unmarshal(e.Payload, &p)
 	if p.ExitCode == 0 {
@@ -270,6 +272,11 @@ func runEnded(e store.Event) []templ.Component {
 	if strings.HasPrefix(p.Reason, "stopped by Parley") && p.Status == runner.StatusInterrupted {
 		// A spending limit or the watchdog ended it, and said so already.
 		return []templ.Component{views.Status(p.Status, true)}
+	}
+	if strings.HasPrefix(p.Reason, "stopped by Parley") && p.GoesOn {
+		return []templ.Component{appendTo(views.Notice(e.Seq, "info",
+			"Claude's process was stopped by Parley; Parley carries on with the session in a new process, so nothing needs to be sent again.")),
+			views.Status(orText(p.Status, runner.StatusEnded), true)}
 	}
 	if strings.HasPrefix(p.Reason, "stopped by Parley") {
 		return []templ.Component{appendTo(views.Notice(e.Seq, "info",
