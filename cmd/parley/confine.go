@@ -19,12 +19,19 @@ import (
 	"parley/runner"
 )
 
-// runLimits are what one run may hold (PARLEY_RUN_TASKS, PARLEY_RUN_MEMORY,
-// PARLEY_RUN_CPU_WEIGHT, PARLEY_RUN_MAX_FILE), server-wide.
+// runLimits are what a project's runs may hold (PARLEY_RUN_TASKS,
+// PARLEY_RUN_MEMORY, PARLEY_RUN_CPU_WEIGHT, PARLEY_PROJECT_DISK), each
+// project's unless an admin sets its own, and what one run's file may
+// take (PARLEY_RUN_MAX_FILE), server-wide.
 type runLimits struct {
-	Cgroup  cgroup.Limits
-	MaxFile int64 // bytes; 0 = no cap (PARLEY_RUN_MAX_FILE=off)
+	Cgroup      cgroup.Limits
+	MaxFile     int64 // bytes; 0 = no cap (PARLEY_RUN_MAX_FILE=off)
+	ProjectDisk int64 // bytes; 0 = no quota (PARLEY_PROJECT_DISK=off)
 }
+
+// defaultProjectDisk is a project's disk quota: its workspace, worktrees,
+// home and CLI config together (package quota measures them).
+const defaultProjectDisk = 10 << 30
 
 // defaultMaxFile caps a run's largest file: a run cannot fill the data
 // dir's file system, which holds the private PostgreSQL's data, with one
@@ -43,7 +50,7 @@ const (
 
 // parseRunLimits reads the PARLEY_RUN_* limits.
 func parseRunLimits(getenv func(string) string) (runLimits, error) {
-	l := runLimits{Cgroup: cgroup.Defaults, MaxFile: defaultMaxFile}
+	l := runLimits{Cgroup: cgroup.Defaults, MaxFile: defaultMaxFile, ProjectDisk: defaultProjectDisk}
 	if v := getenv("PARLEY_RUN_TASKS"); v != "" {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 0 {
@@ -73,6 +80,15 @@ func parseRunLimits(getenv func(string) string) (runLimits, error) {
 			return l, fmt.Errorf("PARLEY_RUN_MAX_FILE %q: want the largest file a run may write, such as 1G, or off", v)
 		}
 		l.MaxFile = n
+	}
+	if v := getenv("PARLEY_PROJECT_DISK"); v == "off" || v == "0" {
+		l.ProjectDisk = 0
+	} else if v != "" {
+		n, err := parseSize(v)
+		if err != nil || n < 1<<20 {
+			return l, fmt.Errorf("PARLEY_PROJECT_DISK %q: want the disk a project's files may take, such as 10G (at least 1M), or off", v)
+		}
+		l.ProjectDisk = n
 	}
 	return l, nil
 }
@@ -136,15 +152,19 @@ func confineRuns(c config, rc *runner.Config, log *slog.Logger) func() {
 }
 
 // checkDiskCap refuses a start where runs may write files of any size
-// (PARLEY_RUN_MAX_FILE=off) onto the file system of PostgreSQL's data:
+// (PARLEY_RUN_MAX_FILE=off), or as many files as they like
+// (PARLEY_PROJECT_DISK=off), onto the file system of PostgreSQL's data:
 // a run could fill it, and the database would stop taking writes.
 func checkDiskCap(ctx context.Context, c config) error {
-	if c.RunLimits.MaxFile > 0 {
+	if c.RunLimits.MaxFile > 0 && c.RunLimits.ProjectDisk > 0 {
 		return nil
 	}
 	pg := postgresDataDir(ctx, c)
 	if pg == "" || !sameFileSystem(c.DataDir, pg) {
 		return nil
+	}
+	if c.RunLimits.MaxFile > 0 {
+		return fmt.Errorf("PARLEY_PROJECT_DISK is off, but the data directory %s is on the file system of PostgreSQL's data (%s), which a project's runs could fill: set PARLEY_PROJECT_DISK to a size (10G by default), or give the data directory a file system of its own", c.DataDir, pg)
 	}
 	return fmt.Errorf("PARLEY_RUN_MAX_FILE is off, but the data directory %s is on the file system of PostgreSQL's data (%s), which a run could fill: set PARLEY_RUN_MAX_FILE to a size (1G by default), or give the data directory a file system of its own", c.DataDir, pg)
 }

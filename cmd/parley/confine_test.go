@@ -22,11 +22,12 @@ func TestParseRunLimits(t *testing.T) {
 		want    runLimits
 		wantErr string
 	}{
-		{env: nil, want: runLimits{Cgroup: cgroup.Defaults, MaxFile: 1 << 30}},
-		{env: map[string]string{"PARLEY_RUN_TASKS": "100", "PARLEY_RUN_MEMORY": "512M", "PARLEY_RUN_CPU_WEIGHT": "20", "PARLEY_RUN_MAX_FILE": "2GiB"},
-			want: runLimits{Cgroup: cgroup.Limits{Tasks: 100, Memory: 512 << 20, CPUWeight: 20}, MaxFile: 2 << 30}},
-		{env: map[string]string{"PARLEY_RUN_TASKS": "0", "PARLEY_RUN_MEMORY": "0", "PARLEY_RUN_MAX_FILE": "off"},
+		{env: nil, want: runLimits{Cgroup: cgroup.Defaults, MaxFile: 1 << 30, ProjectDisk: 10 << 30}},
+		{env: map[string]string{"PARLEY_RUN_TASKS": "100", "PARLEY_RUN_MEMORY": "512M", "PARLEY_RUN_CPU_WEIGHT": "20", "PARLEY_RUN_MAX_FILE": "2GiB", "PARLEY_PROJECT_DISK": "50G"},
+			want: runLimits{Cgroup: cgroup.Limits{Tasks: 100, Memory: 512 << 20, CPUWeight: 20}, MaxFile: 2 << 30, ProjectDisk: 50 << 30}},
+		{env: map[string]string{"PARLEY_RUN_TASKS": "0", "PARLEY_RUN_MEMORY": "0", "PARLEY_RUN_MAX_FILE": "off", "PARLEY_PROJECT_DISK": "off"},
 			want: runLimits{Cgroup: cgroup.Limits{CPUWeight: cgroup.Defaults.CPUWeight}}},
+		{env: map[string]string{"PARLEY_PROJECT_DISK": "1K"}, wantErr: "PARLEY_PROJECT_DISK"},
 		{env: map[string]string{"PARLEY_RUN_TASKS": "-1"}, wantErr: "PARLEY_RUN_TASKS"},
 		{env: map[string]string{"PARLEY_RUN_MEMORY": "lots"}, wantErr: "PARLEY_RUN_MEMORY"},
 		{env: map[string]string{"PARLEY_RUN_CPU_WEIGHT": "0"}, wantErr: "PARLEY_RUN_CPU_WEIGHT"},
@@ -50,7 +51,7 @@ func TestParseRunLimits(t *testing.T) {
 // PostgreSQL's data, naming the variable; with the default cap it starts.
 func TestDiskCapOffRefusedBesidePostgres(t *testing.T) {
 	dir := t.TempDir()
-	c := config{DataDir: dir, RunLimits: runLimits{MaxFile: 0}}
+	c := config{DataDir: dir, RunLimits: runLimits{MaxFile: 0, ProjectDisk: 10 << 30}}
 	err := checkDiskCap(t.Context(), c)
 	if err == nil || !strings.Contains(err.Error(), "PARLEY_RUN_MAX_FILE") {
 		t.Errorf("no cap beside the private PostgreSQL: %v, want a refusal naming PARLEY_RUN_MAX_FILE", err)
@@ -58,6 +59,10 @@ func TestDiskCapOffRefusedBesidePostgres(t *testing.T) {
 	c.RunLimits.MaxFile = 1 << 30
 	if err := checkDiskCap(t.Context(), c); err != nil {
 		t.Errorf("with the default cap: %v", err)
+	}
+	c.RunLimits.ProjectDisk = 0
+	if err := checkDiskCap(t.Context(), c); err == nil || !strings.Contains(err.Error(), "PARLEY_PROJECT_DISK is off") {
+		t.Errorf("no project quota beside the private PostgreSQL: %v, want a refusal naming PARLEY_PROJECT_DISK", err)
 	}
 	c.RunLimits.MaxFile, c.DatabaseURL = 0, "postgres://parley@db.example:5432/parley"
 	if err := checkDiskCap(t.Context(), c); err != nil {

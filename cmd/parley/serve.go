@@ -136,7 +136,8 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	srv, err = server.New(ctx, server.Config{DataDir: c.DataDir, ClaudeConfigDir: c.ClaudeConfigDir,
 		AskTimeout: c.AskTimeout, IdleTimeout: c.IdleTimeout, StallTimeout: c.StallTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies,
 		Limits: c.Limits, RelayURL: "http://" + relayLn.Addr().String() + "/ask", ModelURL: "http://" + relayLn.Addr().String(),
-		RunsConfined: isUIDSandbox(rc.Sandbox), MetricsToken: c.MetricsToken, MetricsLoopback: c.MetricsLoopback},
+		RunsConfined: isUIDSandbox(rc.Sandbox), MetricsToken: c.MetricsToken, MetricsLoopback: c.MetricsLoopback,
+		RunLimits: c.RunLimits.Cgroup, ProjectDisk: c.RunLimits.ProjectDisk}, // per-project limits' defaults and owners' ceiling
 		server.Deps{Store: st, Supervisor: sup, Runs: node, Stops: node, Hub: hub, Broker: broker, Metrics: met, Log: log, Expirer: expiry, Gateway: gw,
 			Tools: rc.GuardTools(toolSandbox(rc.Sandbox))}) // a tool's leftovers die with it, as a run's
 	if err != nil {
@@ -159,6 +160,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	}
 	g.Go(func() error { return expiry.Run(gctx, sup) })
 	g.Go(func() error { return srv.ListenAnswers(gctx) })
+	g.Go(func() error { return srv.WatchDisk(gctx) }) // projects' disk quotas (server/limits_disk.go)
 	g.Go(func() error {
 		<-gctx.Done()
 		// Runs first (Leave ends them): their last events reach Postgres and
