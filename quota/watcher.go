@@ -126,17 +126,22 @@ func (w *Watcher) Last(id int64) (Status, bool) {
 }
 
 // Check returns the project's status, measured now unless the last
-// measurement is recent (within its period) and under the quota: a
-// project found over is measured again each time, so that it is let go
-// as soon as files are removed or the quota raised.
+// measurement is recent (within its period), under the quota, and made
+// against the quota the project has now: a project found over is
+// measured again each time, so that it is let go as soon as files are
+// removed or the quota raised.
 func (w *Watcher) Check(ctx context.Context, id int64) (Status, error) {
+	proj, err := w.cfg.Project(ctx, id)
+	if err != nil {
+		return Status{}, fmt.Errorf("disk quota of project %d: %w", id, err)
+	}
 	p := w.project(id)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if !p.st.At.IsZero() && !p.st.Over() && p.st.Err == nil && time.Since(p.st.At) < w.period(p.st) {
-		return p.st, nil
+	if st := p.st; !st.At.IsZero() && st.Quota == proj.Quota && !st.Over() && st.Err == nil && time.Since(st.At) < w.period(st) {
+		return st, nil
 	}
-	return w.measure(ctx, id, p)
+	return w.measureAs(id, p, proj)
 }
 
 // period is how long a measurement holds.
@@ -148,6 +153,12 @@ func (w *Watcher) measure(ctx context.Context, id int64, p *watched) (Status, er
 	if err != nil {
 		return Status{}, fmt.Errorf("disk quota of project %d: %w", id, err)
 	}
+	return w.measureAs(id, p, proj)
+}
+
+// measureAs measures project id, whose directories and quota are proj,
+// now; p.mu is held.
+func (w *Watcher) measureAs(id int64, p *watched, proj Project) (Status, error) {
 	start := time.Now()
 	st := Status{Quota: proj.Quota, At: start}
 	if proj.Quota > 0 {
@@ -156,7 +167,7 @@ func (w *Watcher) measure(ctx context.Context, id int64, p *watched) (Status, er
 	}
 	p.st = st
 	if st.Err != nil && !st.Over() {
-		return st, st.Err
+		return st, fmt.Errorf("disk use of project %d: %w", id, st.Err)
 	}
 	return st, nil
 }

@@ -109,7 +109,9 @@ func (s *Server) runLimitsView(ctx context.Context, id int64, admin bool) (views
 		return views.RunLimitsView{}, err
 	}
 	v := views.RunLimitsView{Form: runLimitsForm(l), Server: runLimitsForm(s.serverRunLimits()), Admin: admin}
-	if st, ok := s.disk.Last(id); ok && st.Quota > 0 {
+	// Measured now unless measured within its period (quota.Watcher.Check);
+	// one that cannot be measured shows nothing.
+	if st, err := s.disk.Check(ctx, id); err == nil && st.Quota > 0 {
 		v.Disk, v.DiskOver = st.Sentence(), st.Over()
 	}
 	return v, nil

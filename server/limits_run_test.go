@@ -2,6 +2,8 @@ package server
 
 import (
 	"net/url"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -53,7 +55,6 @@ func TestCheckRunCeiling(t *testing.T) {
 	}
 }
 
-
 func TestParseRunLimitsForm(t *testing.T) {
 	errs := map[string]string{}
 	got := parseRunLimitsForm(views.RunLimitsForm{Tasks: "64", Memory: "512M", CPUWeight: "20", Disk: "10GiB"}, errs)
@@ -98,8 +99,15 @@ func TestSettingsRunLimits(t *testing.T) {
 	if resp := e.postAs(owner, path, form); resp.StatusCode != 303 {
 		t.Fatalf("an owner keeping the admin's memory and lowering tasks: %d %.500q; want 303", resp.StatusCode, readAll(resp))
 	}
+	if err := os.MkdirAll(WorkspaceDir(e.dataDir, e.project), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(WorkspaceDir(e.dataDir, e.project), "data"), make([]byte, 60<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	body := e.getAs(owner, path)
-	for _, want := range []string{`id="run_tasks" name="run_tasks" min="1" value="100"`, `value="4G"`, `value="50M"`, "Server&#39;s value: 512."} {
+	for _, want := range []string{`id="run_tasks" name="run_tasks" min="1" value="100"`, `value="4G"`, `value="50M"`, "Server&#39;s value: 512.",
+		`role="alert" id="disk-status">This project&#39;s files take 60.`, "more than its disk quota of 50 MiB"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("settings page lacks %s", want)
 		}
