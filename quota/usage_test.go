@@ -5,9 +5,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -196,4 +198,44 @@ func TestBytes(t *testing.T) {
 			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
 		}
 	}
+}
+
+// TestWatcherCatchesAFastWriterNearItsQuota: a run writing 10 MiB a
+// second into a project of 20 MiB is stopped near its quota, not a whole
+// period (10 s, 100 MiB) later: the period shrinks while the files grow.
+func TestWatcherCatchesAFastWriterNearItsQuota(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		dir := t.TempDir()
+		over := make(chan Status, 10)
+		w := New(Config{Every: 10 * time.Second,
+			Project: func(context.Context, int64) (Project, error) {
+				return Project{Dirs: []string{dir}, Quota: 20 << 20}, nil
+			},
+			Live: func() []int64 { return []int64{1} },
+			Over: func(_ context.Context, _ int64, st Status) { over <- st },
+		})
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		if _, err := w.Check(ctx, 1); err != nil { // the run's start
+			t.Fatal(err)
+		}
+		ran, wrote := make(chan struct{}), make(chan struct{})
+		go func() { defer close(ran); _ = w.Run(ctx) }()
+		go func() { // the run: 1 MiB every 100 ms
+			defer close(wrote)
+			for i := 0; ctx.Err() == nil && i < 200; i++ {
+				write(t, filepath.Join(dir, "f"+strconv.Itoa(i)), 1<<20)
+				time.Sleep(100 * time.Millisecond)
+			}
+		}()
+		start := time.Now()
+		st := <-over
+		cancel()
+		<-ran
+		<-wrote
+		t.Logf("stopped at %s after %s", Bytes(st.Used), st.At.Sub(start))
+		if st.Used > 40<<20 {
+			t.Errorf("stopped at %s; want near the 20 MiB quota, not a period later", Bytes(st.Used))
+		}
+	})
 }

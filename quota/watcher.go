@@ -66,9 +66,11 @@ type Project struct {
 
 // Config is what a Watcher needs.
 type Config struct {
-	// Every is how often a project with a live run is measured; a
-	// project whose measuring takes long is measured at most every ten
-	// times as long, so the walk never takes more than a tenth of a CPU.
+	// Every is how often a project with a live run is measured at most
+	// apart; more often while its files grow toward the quota (period).
+	// A project whose measuring takes long is measured at most every
+	// ten times as long, so the walk never takes more than a tenth of a
+	// CPU.
 	Every time.Duration
 	// Project returns a project's directories and quota.
 	Project func(ctx context.Context, id int64) (Project, error)
@@ -92,6 +94,10 @@ type Watcher struct {
 type watched struct {
 	mu sync.Mutex
 	st Status
+	// rate is how fast the project's use grew between its last two
+	// measurements, in bytes a second; unknown after the first.
+	rate  float64
+	known bool
 }
 
 // New returns a Watcher; call Run to watch the live projects.
@@ -138,14 +144,31 @@ func (w *Watcher) Check(ctx context.Context, id int64) (Status, error) {
 	p := w.project(id)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if st := p.st; !st.At.IsZero() && st.Quota == proj.Quota && !st.Over() && st.Err == nil && time.Since(st.At) < w.period(st) {
+	if st := p.st; !st.At.IsZero() && st.Quota == proj.Quota && !st.Over() && st.Err == nil && time.Since(st.At) < w.period(p) {
 		return st, nil
 	}
 	return w.measureAs(id, p, proj)
 }
 
-// period is how long a measurement holds.
-func (w *Watcher) period(st Status) time.Duration { return max(w.cfg.Every, 10*st.Took) }
+// minPeriod is the shortest time between two measurements of a project.
+const minPeriod = time.Second
+
+// period is how long p's last measurement holds: Config.Every, less
+// while the project's files grow, so that at the rate they grew it is
+// measured again before half of what is left under the quota is gone
+// (a run that writes fast is stopped near its quota, not Every later),
+// and minPeriod after its first measurement, when the rate is unknown
+// yet. Never less than ten times what measuring it takes.
+func (w *Watcher) period(p *watched) time.Duration {
+	d := w.cfg.Every
+	switch left := p.st.Quota - p.st.Used; {
+	case !p.known:
+		d = min(d, minPeriod)
+	case p.rate > 0 && left > 0:
+		d = min(d, max(minPeriod, time.Duration(float64(left)/p.rate/2*float64(time.Second))))
+	}
+	return max(d, 10*p.st.Took)
+}
 
 // measure measures project id now; p.mu is held.
 func (w *Watcher) measure(ctx context.Context, id int64, p *watched) (Status, error) {
@@ -164,6 +187,9 @@ func (w *Watcher) measureAs(id int64, p *watched, proj Project) (Status, error) 
 	if proj.Quota > 0 {
 		st.Used, st.Err = Usage(proj.Dirs...)
 		st.Took = time.Since(start)
+	}
+	if prev := p.st; !prev.At.IsZero() && prev.Err == nil && st.Err == nil {
+		p.rate, p.known = max(0, float64(st.Used-prev.Used)/st.At.Sub(prev.At).Seconds()), true
 	}
 	p.st = st
 	if st.Err != nil && !st.Over() {
@@ -194,7 +220,7 @@ func (w *Watcher) watch(ctx context.Context, id int64) {
 	p := w.project(id)
 	p.mu.Lock()
 	st := p.st
-	due := st.At.IsZero() || st.Over() || time.Since(st.At) >= w.period(st)
+	due := st.At.IsZero() || st.Over() || time.Since(st.At) >= w.period(p)
 	var err error
 	if due {
 		st, err = w.measure(ctx, id, p)

@@ -21,7 +21,7 @@ import (
 // measures (package quota) where the file system has none.
 
 // quotaEnv is confineEnv with the project's run limits set to l and the
-// disk watcher measuring every second.
+// disk watcher running.
 func quotaEnv(t *testing.T, l store.RunLimits, commands ...string) (*env, *ws, string) {
 	t.Helper()
 	var sc fakeapi.Scenario
@@ -38,9 +38,7 @@ func quotaEnv(t *testing.T, l store.RunLimits, commands ...string) (*env, *ws, s
 	if err := e.st.SetProjectRunLimits(t.Context(), e.project.ID, l); err != nil {
 		t.Fatal(err)
 	}
-	// As serve does, with a period short enough for a test.
-	e.srv.cfg.DiskEvery = time.Second
-	e.srv.disk = e.srv.newDiskWatcher()
+	// As serve does (every 10 s at most, more often while files grow).
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error)
 	go func() { done <- e.srv.WatchDisk(ctx) }()
