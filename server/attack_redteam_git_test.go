@@ -238,3 +238,69 @@ func filterTasks(t *testing.T, isolation string) {
 	}
 	e.healthy()
 }
+
+// TestRedteamWorktreeSwappedForALink: a session's Bash replaces its own
+// worktree directory (the project's uid owns the worktrees directory) with
+// a link to a root-only directory. At the session's next run Parley, as
+// root, writes the owner's instructions into the worktree's CLAUDE.md and
+// gives the worktree to the project's uid: neither may reach through the
+// link (no CLAUDE.md there, owner and mode unchanged).
+func TestRedteamWorktreeSwappedForALink(t *testing.T) {
+	t.Run("uid", func(t *testing.T) { worktreeSwap(t, "uid") })
+	t.Run("bwrap", func(t *testing.T) { worktreeSwap(t, "bwrap") })
+}
+
+func worktreeSwap(t *testing.T, isolation string) {
+	secret := filepath.Join(t.TempDir(), "rootonly")
+	if err := os.Mkdir(secret, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(secret, "s.txt"), []byte("ROOT-ONLY"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	swap := fmt.Sprintf(`wt=$(pwd -P); cd .. && mv "$wt" "$wt.moved" && ln -s %s "$wt" && echo SWAPPED`, secret)
+	sc := fakeapi.Scenario{
+		{ToolName: "Bash", ToolInput: map[string]any{"command": swap}},
+		{Text: "OUT " + fakeapi.ToolResultPlaceholder},
+		{Text: "Second run here."},
+	}
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, runConfig: confineRuns(t)})
+	repo := gitRepo(t)
+	e.useRepo(repo)
+	p, err := e.st.GetProject(t.Context(), e.project.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Instructions = "OWNER-INSTRUCTIONS"
+	if err := e.st.UpdateProjectSettings(t.Context(), p.ID, p.ProjectSettings, repo); err != nil {
+		t.Fatal(err)
+	}
+	s := e.newSession()
+	w := e.dial(s.ID, 0)
+	w.prompt("swap")
+	w.waitFor(120*time.Second, "OUT ", "Done ·")
+	out, _ := e.lastToolResult(2)
+	if isolation == "bwrap" && strings.Contains(out, "Device or resource busy") {
+		return // bubblewrap binds the worktree: it cannot be moved at all
+	}
+	if !strings.Contains(out, "SWAPPED") {
+		t.Fatalf("the worktree was not swapped: %q", out)
+	}
+	e.sup.Stop(s.ID)
+	w.prompt("again")
+	time.Sleep(10 * time.Second) // the next run starts, or fails to
+	ents, _ := os.ReadDir(secret)
+	fi, err := os.Stat(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	t.Logf("the root-only directory: uid %d, mode %v, %d entries", st.Uid, fi.Mode(), len(ents))
+	if st.Uid != 0 || fi.Mode().Perm() != 0o700 {
+		t.Errorf("root gave the link's target away: uid %d, mode %v", st.Uid, fi.Mode())
+	}
+	if _, err := os.Lstat(filepath.Join(secret, "CLAUDE.md")); err == nil {
+		t.Errorf("root wrote CLAUDE.md through the link")
+	}
+	e.healthy()
+}
