@@ -100,10 +100,10 @@ var settings = []setting{
 	{Name: "PARLEY_RUN_CPU_WEIGHT", Def: strconv.Itoa(cgroup.Defaults.CPUWeight), Doc: "CPU weight of each project's runs (1-10000; Parley and everything else on the machine weigh 100): a preference when the CPU is busy, not a cap; admins may set a project's own, owners only lower it",
 		set: runLimit(func(dst *runLimits, got runLimits) { dst.Cgroup.CPUWeight = got.Cgroup.CPUWeight })},
 	{Name: "PARLEY_RUN_MAX_FILE", Def: formatSize(defaultMaxFile), Doc: "the largest file a run may write (RLIMIT_FSIZE: a write past it fails); off = none",
-		More: "`off` is refused where the data dir shares a file system with PostgreSQL's data (the private one, or a local `DATABASE_URL`'s `data_directory`). It caps one file, not a project's total: give the data dir a file system of its own, or a project quota, to bound that",
+		More: "`off` is refused where the data dir shares a file system with PostgreSQL's data (the private one, or a local `DATABASE_URL`'s `data_directory`). It caps one file; `PARLEY_PROJECT_DISK` bounds a project's total",
 		set:  runLimit(func(dst *runLimits, got runLimits) { dst.MaxFile = got.MaxFile })},
 	{Name: "PARLEY_PROJECT_DISK", Def: formatSize(defaultProjectDisk), Doc: "disk a project's files may take (workspace, worktrees, home, CLI config; an admin-chosen workspace too), unless an admin sets the project's own; off = none",
-		More: "Parley measures it (no link followed, no mount crossed, each file at least 4 KiB) at each run's start and every 10 s while the project has a live run; over it the project's runs are stopped and its prompts refused until files are removed. Between two measurements a run may write past it by what it writes in 10 s. `off` is refused where the data dir shares a file system with PostgreSQL's data",
+		More: "Parley measures it (no link followed, no mount crossed, each file at least 4 KiB) at each run's start and every 10 s at most while the project has a live run (sooner while its files grow); over it the project's runs are stopped and its prompts refused until files are removed. Between two measurements a run may write past it. `off` is refused where the data dir shares a file system with PostgreSQL's data",
 		set:  runLimit(func(dst *runLimits, got runLimits) { dst.ProjectDisk = got.ProjectDisk })},
 
 	// Read by other commands, or by the CLI.
