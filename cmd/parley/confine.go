@@ -142,8 +142,8 @@ func confineRuns(c config, rc *runner.Config, log *slog.Logger) func() {
 		log.Info("killed what runs of an earlier Parley left", "cgroups", n)
 	}
 	rc.Cgroups = m
-	log.Info("each run gets a cgroup", "version", m.Version(), "tasks", c.RunLimits.Cgroup.Tasks,
-		"memory", c.RunLimits.Cgroup.Memory, "cpu_weight", c.RunLimits.Cgroup.CPUWeight, "pid_namespace", rc.PIDNamespace)
+	log.Info("each run gets a cgroup inside its project's, which holds the project's limits", "version", m.Version(), "tasks", c.RunLimits.Cgroup.Tasks,
+		"memory", c.RunLimits.Cgroup.Memory, "cpu_weight", c.RunLimits.Cgroup.CPUWeight, "project_disk", c.RunLimits.ProjectDisk, "pid_namespace", rc.PIDNamespace)
 	return func() {
 		if err := m.Close(); err != nil {
 			log.Warn("remove the runs' cgroups", "err", err)
