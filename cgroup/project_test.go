@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
@@ -77,6 +78,44 @@ func TestCloseRemovesProjectGroups(t *testing.T) {
 	for _, d := range m.Dirs() {
 		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("%s is still there: %v", d, err)
+		}
+	}
+}
+
+// TestSweepRemovesADeadParleysProjectGroups: a Parley died with a run in
+// a project's cgroup; the next one's sweep kills the run's daemon and
+// removes the run's and the project's cgroups. The project's CPU weight
+// is on the project's cgroup.
+func TestSweepRemovesADeadParleysProjectGroups(t *testing.T) {
+	manager(t, Defaults) // skips unless cgroups can be made
+	hs, v2, err := hierarchies("/proc/self/mountinfo", "/proc/self/cgroup")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead, err := open(hs, v2, "999999998-1-dead", Defaults) // no such process
+	if err != nil {
+		t.Fatal(err)
+	}
+	left, err := dead.NewIn(9, Limits{CPUWeight: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range left.Dirs() {
+		if b, err := os.ReadFile(filepath.Join(filepath.Dir(d), "cpu.shares")); err == nil && strings.TrimSpace(string(b)) != "204" {
+			t.Errorf("the project's cpu.shares is %s, want 204 (weight 20)", b)
+		}
+	}
+	_, out := startIn(t, left, `setsid sleep 300 >/dev/null & echo $!; read x`)
+	out.Scan()
+	daemon, _ := strconv.Atoi(out.Text())
+	// At least 1: another test's dead Parley may have left groups too.
+	if n, err := manager(t, Defaults).Sweep(); err != nil || n < 1 {
+		t.Fatalf("sweep removed %d groups, %v; want the dead Parley's run", n, err)
+	}
+	waitDead(t, daemon)
+	for _, d := range dead.Dirs() {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the dead Parley's %s is still there", d)
 		}
 	}
 }
