@@ -18,8 +18,14 @@ import (
 // owner may lower a value, never raise it above the server's (or above
 // what an admin set); an admin may set any.
 
-// maxRunBytes bounds the sizes typed (1 PiB).
-const maxRunBytes = 1 << 50
+// maxRunBytes bounds the sizes typed (1 PiB). Below minRunTasks or
+// minRunMemory a project's Claude could not start (measured: the pinned
+// CLI runs about 50 tasks and peaks near 230 MB).
+const (
+	maxRunBytes  = 1 << 50
+	minRunTasks  = 128
+	minRunMemory = 512 << 20
+)
 
 // serverRunLimits are the server's values of what a project's runs hold.
 func (s *Server) serverRunLimits() store.RunLimits {
@@ -47,8 +53,8 @@ func parseRunLimitsForm(f views.RunLimitsForm, errs map[string]string) store.Run
 	var l store.RunLimits
 	if f.Tasks != "" {
 		n, err := strconv.Atoi(f.Tasks)
-		if err != nil || n < 1 || n > 1<<22 {
-			errs["run_tasks"] = "A whole number of processes and threads, such as 512, or empty for the server's value."
+		if err != nil || n < minRunTasks || n > 1<<22 {
+			errs["run_tasks"] = "A whole number of processes and threads of at least 128 (one Claude process alone runs about 50), such as 512, or empty for the server's value."
 		}
 		l.Tasks = n
 	}
@@ -60,8 +66,8 @@ func parseRunLimitsForm(f views.RunLimitsForm, errs map[string]string) store.Run
 		l.CPUWeight = n
 	}
 	var err error
-	if l.Memory, err = parseBytes(f.Memory); err != nil || (f.Memory != "" && l.Memory < 16<<20) {
-		errs["run_memory"] = "A size of at least 16M, such as 2G or 512M, or empty for the server's value."
+	if l.Memory, err = parseBytes(f.Memory); err != nil || (f.Memory != "" && l.Memory < minRunMemory) {
+		errs["run_memory"] = "A size of at least 512M (one Claude process alone takes about 230 MB), such as 2G, or empty for the server's value."
 	}
 	if l.Disk, err = parseBytes(f.Disk); err != nil || (f.Disk != "" && l.Disk < 1<<20) {
 		errs["disk_quota"] = "A size of at least 1M, such as 10G or 500M, or empty for the server's value."

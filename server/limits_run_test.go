@@ -57,14 +57,14 @@ func TestCheckRunCeiling(t *testing.T) {
 
 func TestParseRunLimitsForm(t *testing.T) {
 	errs := map[string]string{}
-	got := parseRunLimitsForm(views.RunLimitsForm{Tasks: "64", Memory: "512M", CPUWeight: "20", Disk: "10GiB"}, errs)
-	if want := (store.RunLimits{Tasks: 64, Memory: 512 << 20, CPUWeight: 20, Disk: 10 << 30}); got != want || len(errs) > 0 {
+	got := parseRunLimitsForm(views.RunLimitsForm{Tasks: "200", Memory: "512M", CPUWeight: "20", Disk: "10GiB"}, errs)
+	if want := (store.RunLimits{Tasks: 200, Memory: 512 << 20, CPUWeight: 20, Disk: 10 << 30}); got != want || len(errs) > 0 {
 		t.Errorf("parsed %+v %v, want %+v", got, errs, want)
 	}
-	if f := runLimitsForm(got); f != (views.RunLimitsForm{Tasks: "64", Memory: "512M", CPUWeight: "20", Disk: "10G"}) {
+	if f := runLimitsForm(got); f != (views.RunLimitsForm{Tasks: "200", Memory: "512M", CPUWeight: "20", Disk: "10G"}) {
 		t.Errorf("shown as %+v", f)
 	}
-	parseRunLimitsForm(views.RunLimitsForm{Tasks: "-1", Memory: "lots", CPUWeight: "20000", Disk: "1K"}, errs)
+	parseRunLimitsForm(views.RunLimitsForm{Tasks: "64", Memory: "lots", CPUWeight: "20000", Disk: "1K"}, errs)
 	if len(errs) != 4 {
 		t.Errorf("refused %v, want all four fields", errs)
 	}
@@ -94,7 +94,7 @@ func TestSettingsRunLimits(t *testing.T) {
 	if l, _ := e.st.ProjectRunLimits(t.Context(), e.project.ID); l != (store.RunLimits{Tasks: 1024, Memory: 4 << 30, Disk: 50 << 20}) {
 		t.Errorf("the admin's limits: %+v", l)
 	}
-	form.Set("run_tasks", "100")
+	form.Set("run_tasks", "200")
 	form.Del(csrfField)
 	if resp := e.postAs(owner, path, form); resp.StatusCode != 303 {
 		t.Fatalf("an owner keeping the admin's memory and lowering tasks: %d %.500q; want 303", resp.StatusCode, readAll(resp))
@@ -106,7 +106,7 @@ func TestSettingsRunLimits(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := e.getAs(owner, path)
-	for _, want := range []string{`id="run_tasks" name="run_tasks" min="1" value="100"`, `value="4G"`, `value="50M"`, "Server&#39;s value: 512.",
+	for _, want := range []string{`id="run_tasks" name="run_tasks" min="128" value="200"`, `value="4G"`, `value="50M"`, "Server&#39;s value: 512.",
 		`role="alert" id="disk-status">This project&#39;s files take 60.`, "more than its disk quota of 50 MiB"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("settings page lacks %s", want)
