@@ -20,8 +20,8 @@ import (
 
 // maxRunBytes bounds the sizes typed (1 PiB). Below minRunTasks or
 // minRunMemory a project's Claude could not start (measured: the pinned
-// CLI peaks near 230 MB; a run held about 90 tasks besides the 40 a fork
-// bomb got of 128 in TestQuotaProjectTaskLimit).
+// CLI holds 22-25 tasks in a run and peaks near 230 MB). A project's
+// runs share its limits: 512 tasks hold about 20 live runs, 2 GiB about 8.
 const (
 	maxRunBytes  = 1 << 50
 	minRunTasks  = 128
@@ -55,7 +55,7 @@ func parseRunLimitsForm(f views.RunLimitsForm, errs map[string]string) store.Run
 	if f.Tasks != "" {
 		n, err := strconv.Atoi(f.Tasks)
 		if err != nil || n < minRunTasks || n > 1<<22 {
-			errs["run_tasks"] = "A whole number of processes and threads of at least 128 (a run of Claude alone holds close to 90), such as 512, or empty for the server's value."
+			errs["run_tasks"] = "A whole number of processes and threads of at least 128 (one run of Claude holds about 25), such as 512, or empty for the server's value."
 		}
 		l.Tasks = n
 	}
