@@ -191,11 +191,6 @@ func (s *Sandbox) ConfineTool(cmd *exec.Cmd, spec runner.Spec) error {
 		}
 	}
 	setCredential(cmd, uid)
-	// A pid namespace of its own: the tool is its init, so what the
-	// repository's config makes it start (a filter that daemonizes) is
-	// killed when it exits, instead of living on as the project's uid
-	// outside every run, reading later runs' tokens in /proc.
-	cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWPID
 	return nil
 }
 

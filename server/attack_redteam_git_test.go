@@ -304,3 +304,75 @@ func worktreeSwap(t *testing.T, isolation string) {
 	}
 	e.healthy()
 }
+
+// TestRedteamGitFilterReadsLiveRunsTokens: each run has its own pid
+// namespace, so one session's Bash cannot read another's environment
+// (TestRedteamSessionReadsAnotherSessionsToken). Parley's git for the
+// project runs as the same uid with the host's /proc: a clean filter
+// planted by session 1 reads every /proc/<pid>/environ while a page view's
+// diff runs, and session 2's run is live. It must not get session 2's
+// model token.
+func TestRedteamGitFilterReadsLiveRunsTokens(t *testing.T) {
+	t.Run("uid", func(t *testing.T) { filterReadsTokens(t, "uid") })
+	t.Run("bwrap", func(t *testing.T) { filterReadsTokens(t, "bwrap") })
+}
+
+func filterReadsTokens(t *testing.T, isolation string) {
+	hold := make(chan struct{})
+	defer close(hold)
+	plant := `G=$(git rev-parse --path-format=absolute --git-common-dir) && mkdir -p "$G/info" && echo '* filter=peek' >> "$G/info/attributes" && ` +
+		`printf '#!/bin/sh\nfor p in /proc/[0-9]*; do tr "\\\\0" "\\\\n" < $p/environ 2>/dev/null; done | grep parley-run- >> "%s/harvest"\necho "ran under $(cat /proc/1/comm) seeing $(ls -d /proc/[0-9]* | wc -l)" >> "%s/harvest"\nexec cat\n' "$G" "$G" > "$G/peek.sh" && ` +
+		`git config -f "$G/config" filter.peek.clean "sh $G/peek.sh" && cat "$G/peek.sh" && echo PLANTED`
+	sc := fakeapi.Scenario{
+		{ToolName: "Bash", ToolInput: map[string]any{"command": plant}},
+		{Text: "OUT " + fakeapi.ToolResultPlaceholder},
+		{Text: "Session two holds.", Hold: hold},
+	}
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, runConfig: confineRuns(t)})
+	repo := gitRepo(t)
+	e.useRepo(repo)
+	s1 := e.newSession()
+	w1 := e.dial(s1.ID, 0)
+	w1.prompt("plant")
+	w1.waitFor(120*time.Second, "OUT ", "Done ·")
+	out, _ := e.lastToolResult(2)
+	t.Logf("planting printed:\n%s", out)
+	if !strings.Contains(out, "PLANTED") {
+		t.Fatalf("the filter was not planted: %q", out)
+	}
+	e.sup.Stop(s1.ID)
+	s2 := e.newSession()
+	w2 := e.dial(s2.ID, 0)
+	w2.prompt("hold")
+	wctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	if err := e.fake.WaitRequests(wctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	r2, ok := e.sup.Live(s2.ID)
+	if !ok {
+		t.Fatal("session 2 has no live run")
+	}
+	harvest := filepath.Join(repo, ".git", "harvest")
+	os.Remove(harvest)
+	e.getAs(e.user, "/sessions/"+s1.ID) // the page's diff: git add -A runs the clean filter
+	got, err := os.ReadFile(harvest)
+	if err != nil {
+		t.Fatal("the page view's git never ran the filter: nothing was tested")
+	}
+	t.Logf("the filter read %d tokens; its runs:\n%s", strings.Count(string(got), "parley-run-"), grepLines(string(got), "ran under"))
+	if strings.Contains(string(got), r2.Spec().ModelToken) {
+		t.Errorf("a filter run by Parley's git read live session 2's model token from /proc")
+	}
+}
+
+// grepLines are the lines of s that hold sub.
+func grepLines(s, sub string) string {
+	var b strings.Builder
+	for line := range strings.Lines(s) {
+		if strings.Contains(line, sub) {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
