@@ -27,7 +27,11 @@ func SweepRunFiles(dir string) (int, error) {
 	if err != nil {
 		return n, fmt.Errorf("sweep run files: %w", err)
 	}
-	paths = append(paths, instructions...)
+	probes, err := filepath.Glob(filepath.Join(dir, probePrefix+"*"))
+	if err != nil {
+		return n, fmt.Errorf("sweep run files: %w", err)
+	}
+	paths = append(append(paths, instructions...), probes...)
 	for _, p := range paths {
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return n, fmt.Errorf("sweep run files: %w", err)
@@ -54,6 +58,9 @@ func ensureRuntimeDir(dir string) error {
 // config or --mcp-config file takes.
 const probeBytes = 4096
 
+// probePrefix names CheckRunFiles' probe files (swept at start if left).
+const probePrefix = "probe-"
+
 // CheckRunFiles reports whether a run could write its files now (the
 // ask_user config, the instructions) by writing and removing a probe of
 // probeBytes in the runtime dir, made again if missing. A new session is
@@ -65,12 +72,14 @@ func (s *Supervisor) CheckRunFiles() error {
 	if err := ensureRuntimeDir(s.runtimeDir); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(s.runtimeDir, "probe-*")
+	f, err := os.CreateTemp(s.runtimeDir, probePrefix+"*")
 	if err != nil {
 		return fmt.Errorf("write a run's files: %w", err)
 	}
+	// No fsync: a full local file system refuses the write itself (its
+	// blocks are reserved then), and NFS reports it at close.
 	_, err = f.Write(make([]byte, probeBytes))
-	err = errors.Join(err, f.Sync(), f.Close(), os.Remove(f.Name()))
+	err = errors.Join(err, f.Close(), os.Remove(f.Name()))
 	if err != nil {
 		return fmt.Errorf("write a run's files: %w", err)
 	}
