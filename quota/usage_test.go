@@ -201,13 +201,13 @@ func TestBytes(t *testing.T) {
 }
 
 // TestWatcherCatchesAFastWriterNearItsQuota: a run writing 10 MiB a
-// second into a project of 20 MiB is stopped near its quota, not a whole
-// period (10 s, 100 MiB) later: the period shrinks while the files grow.
+// second into a project of 20 MiB is stopped near its quota (measured
+// every second; with a 10 s period it got to 100 MiB).
 func TestWatcherCatchesAFastWriterNearItsQuota(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		dir := t.TempDir()
 		over := make(chan Status, 10)
-		w := New(Config{Every: 10 * time.Second,
+		w := New(Config{
 			Project: func(context.Context, int64) (Project, error) {
 				return Project{Dirs: []string{dir}, Quota: 20 << 20}, nil
 			},
@@ -235,7 +235,22 @@ func TestWatcherCatchesAFastWriterNearItsQuota(t *testing.T) {
 		<-wrote
 		t.Logf("stopped at %s after %s", Bytes(st.Used), st.At.Sub(start))
 		if st.Used > 40<<20 {
-			t.Errorf("stopped at %s; want near the 20 MiB quota, not a period later", Bytes(st.Used))
+			t.Errorf("stopped at %s; want near the 20 MiB quota", Bytes(st.Used))
 		}
 	})
+}
+
+// TestPeriodKeepsMeasuringToATenthOfACPU: a tree that takes 100 ms to
+// walk, with 5 projects live, is measured every 5 s, not every second.
+func TestPeriodKeepsMeasuringToATenthOfACPU(t *testing.T) {
+	w := New(Config{})
+	p := &watched{st: Status{Took: time.Millisecond}}
+	if got := w.period(p); got != time.Second {
+		t.Errorf("a small tree: every %s, want 1s", got)
+	}
+	p.st.Took = 100 * time.Millisecond
+	w.live.Store(5)
+	if got := w.period(p); got != 5*time.Second {
+		t.Errorf("a 100 ms walk with 5 projects live: every %s, want 5s", got)
+	}
 }

@@ -24,12 +24,18 @@ import (
 // disk watcher running.
 func quotaEnv(t *testing.T, l store.RunLimits, commands ...string) (*env, *ws, string) {
 	t.Helper()
+	return quotaEnvIn(t, "uid", l, commands...)
+}
+
+// quotaEnvIn is quotaEnv with runs confined by isolation (uid, bwrap).
+func quotaEnvIn(t *testing.T, isolation string, l store.RunLimits, commands ...string) (*env, *ws, string) {
+	t.Helper()
 	var sc fakeapi.Scenario
 	for _, c := range commands {
 		sc = append(sc, fakeapi.Step{ToolName: "Bash", ToolInput: map[string]any{"command": c}},
 			fakeapi.Step{Text: "OUT " + fakeapi.ToolResultPlaceholder})
 	}
-	e := newEnv(t, sc, envOptions{quiet: true, isolation: "uid", guard: true, runConfig: confineRuns(t)})
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, runConfig: confineRuns(t)})
 	settings := e.project.ProjectSettings
 	settings.AllowedTools = []string{"Bash"}
 	if err := e.st.UpdateProjectSettings(t.Context(), e.project.ID, settings, ""); err != nil {
@@ -53,9 +59,15 @@ func quotaEnv(t *testing.T, l store.RunLimits, commands ...string) (*env, *ws, s
 // sentence that says the use, the quota and what to do; the server
 // stays healthy.
 func TestQuotaStopsARunThatFillsTheDisk(t *testing.T) {
+	for _, isolation := range []string{"uid", "bwrap"} {
+		t.Run(isolation, func(t *testing.T) { quotaStopsARunThatFillsTheDisk(t, isolation) })
+	}
+}
+
+func quotaStopsARunThatFillsTheDisk(t *testing.T, isolation string) {
 	mark := marker(t)
 	fill := fmt.Sprintf(`sh -c 'i=0; while [ $i -lt 100 ]; do head -c 10485760 /dev/zero > fill-$i || break; i=$((i+1)); sleep 0.2; done; echo wrote=$i' %s`, mark)
-	e, w, id := quotaEnv(t, store.RunLimits{Disk: 50 << 20}, fill)
+	e, w, id := quotaEnvIn(t, isolation, store.RunLimits{Disk: 50 << 20}, fill)
 	w.prompt("call 0")
 	w.waitFor(120*time.Second, "Claude was stopped. This project", "more than its disk quota of 50 MiB")
 	waitGone(t, mark, "the run over its quota", 15*time.Second)

@@ -55,7 +55,7 @@ type Config struct {
 	// RunLimits are the server's cgroup limits of a project's runs: each
 	// project's unless it sets its own, and the most an owner may set
 	// (limits_run.go). ProjectDisk is each project's disk quota unless
-	// it sets its own (0 = none), measured every DiskEvery (0 = 10 s)
+	// it sets its own (0 = none), measured every DiskEvery (0 = 1 s)
 	// while the project has a live run (limits_disk.go).
 	RunLimits   cgroup.Limits
 	ProjectDisk int64

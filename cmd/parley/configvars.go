@@ -103,7 +103,7 @@ var settings = []setting{
 		More: "`off` is refused where the data dir shares a file system with PostgreSQL's data (the private one, or a local `DATABASE_URL`'s `data_directory`). It caps one file; `PARLEY_PROJECT_DISK` bounds a project's total",
 		set:  runLimit(func(dst *runLimits, got runLimits) { dst.MaxFile = got.MaxFile })},
 	{Name: "PARLEY_PROJECT_DISK", Def: formatSize(defaultProjectDisk), Doc: "disk a project's files may take (workspace, worktrees, home, CLI config; an admin-chosen workspace too), unless an admin sets the project's own; off = none",
-		More: "Parley measures it (no link followed, no mount crossed, each file at least 4 KiB) at each run's start and every 10 s at most while the project has a live run (sooner while its files grow); over it the project's runs are stopped and its prompts refused until files are removed. Between two measurements a run may write past it. `off` is refused where the data dir shares a file system with PostgreSQL's data",
+		More: "Parley measures it (no link followed, no mount crossed, each file at least 4 KiB) at each run's start and every second while the project has a live run (less often if that would take more than a tenth of a CPU); over it the project's runs are stopped and its prompts refused until files are removed. Between two measurements a run may write past it. `off` is refused where the data dir shares a file system with PostgreSQL's data",
 		set:  runLimit(func(dst *runLimits, got runLimits) { dst.ProjectDisk = got.ProjectDisk })},
 
 	// Read by other commands, or by the CLI.
