@@ -26,8 +26,14 @@ const maxDepth = 512
 const minEntry = 4096
 
 // ErrTooDeep is returned, wrapped, for a tree nested deeper than Usage
-// measures.
-var ErrTooDeep = errors.New("directories are nested too deep to measure")
+// measures, and ErrUnreadable for a directory it may not open (a run
+// that shares Parley's uid, in bubblewrap as a non-root server, may
+// chmod one to 000). Both count as over the quota: what cannot be
+// measured must not be a way around it.
+var (
+	ErrTooDeep    = errors.New("directories are nested too deep to measure")
+	ErrUnreadable = errors.New("a directory cannot be read to measure it")
+)
 
 // Usage is what the trees at dirs take on disk, in bytes: the blocks
 // allocated to each entry (at least minEntry an entry), a file with
@@ -92,6 +98,9 @@ func (u *usage) entry(dirfd int, name, path string, st *unix.Stat_t, dev uint64,
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if errors.Is(err, unix.ENOENT) || errors.Is(err, unix.ELOOP) || errors.Is(err, unix.ENOTDIR) {
 		return nil // gone, or swapped for a link or a file since it was listed
+	}
+	if errors.Is(err, unix.EACCES) || errors.Is(err, unix.EPERM) {
+		return fmt.Errorf("measure %s: %w", path, ErrUnreadable)
 	}
 	if err != nil {
 		return fmt.Errorf("measure %s: %w", path, err)

@@ -3,7 +3,9 @@ package quota
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -252,5 +254,51 @@ func TestPeriodKeepsMeasuringToATenthOfACPU(t *testing.T) {
 	w.live.Store(5)
 	if got := w.period(p); got != 5*time.Second {
 		t.Errorf("a 100 ms walk with 5 projects live: every %s, want 5s", got)
+	}
+}
+
+// TestUsageUnreadableIsOver: a directory the measuring uid may not open
+// (chmod 000 by a run sharing that uid) makes the project over its
+// quota, not unmeasured. The walk runs as nobody in a child process.
+func TestUsageUnreadableIsOver(t *testing.T) {
+	if dir := os.Getenv("QUOTA_TEST_WALK"); dir != "" {
+		_, err := Usage(filepath.Join(dir, "tree"))
+		st := Status{Quota: 1 << 30, Err: err}
+		fmt.Printf("over=%v %v\n", st.Over(), err)
+		return
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to walk as another uid")
+	}
+	dir, err := os.MkdirTemp("", "quota-unreadable-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	tree := filepath.Join(dir, "tree")
+	write(t, filepath.Join(tree, "hidden", "big"), 1<<20)
+	for _, d := range []string{tree, filepath.Join(tree, "hidden"), filepath.Join(tree, "hidden", "big")} {
+		os.Chown(d, 65534, 65534)
+	}
+	os.Chmod(dir, 0o755)
+	os.Chmod(filepath.Join(tree, "hidden"), 0)
+	// The test binary's own dir is root's alone: nobody runs a copy.
+	bin := filepath.Join(dir, "quota.test")
+	b, err := os.ReadFile(os.Args[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run=^TestUsageUnreadableIsOver$")
+	cmd.Env = append(os.Environ(), "QUOTA_TEST_WALK="+dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the walk as nobody: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "over=true") || !strings.Contains(string(out), "cannot be read") {
+		t.Errorf("a directory chmod 000: %s; want over the quota", out)
 	}
 }

@@ -16,14 +16,15 @@ type Status struct {
 	Quota int64 // bytes; 0 = no quota
 	At    time.Time
 	Took  time.Duration // how long the measuring took
-	// Err is why the project could not be measured: ErrTooDeep counts as
-	// over the quota, any other error as not measured.
+	// Err is why the project could not be measured: ErrTooDeep and
+	// ErrUnreadable count as over the quota, any other error as not
+	// measured.
 	Err error
 }
 
 // Over says whether the project is over its quota.
 func (s Status) Over() bool {
-	return s.Quota > 0 && (s.Used > s.Quota || errors.Is(s.Err, ErrTooDeep))
+	return s.Quota > 0 && (s.Used > s.Quota || errors.Is(s.Err, ErrTooDeep) || errors.Is(s.Err, ErrUnreadable))
 }
 
 // Sentence says where the project stands and, over the quota, what to
@@ -35,6 +36,9 @@ func (s Status) Sentence() string {
 	case errors.Is(s.Err, ErrTooDeep):
 		return fmt.Sprintf("This project's directories are nested more than %d levels deep, too deep to measure against its disk quota of %s: "+
 			"Claude takes no new message in this project until that tree is removed from its workspace on the server.", maxDepth, Bytes(s.Quota))
+	case errors.Is(s.Err, ErrUnreadable):
+		return fmt.Sprintf("Parley cannot read a directory of this project to measure it against its disk quota of %s: "+
+			"Claude takes no new message in this project until that directory is readable again or removed from its workspace on the server.", Bytes(s.Quota))
 	case s.Over():
 		return fmt.Sprintf("This project's files take %s, more than its disk quota of %s: Claude takes no new message in this project "+
 			"until files are removed from its workspace on the server or an admin raises the quota in the project's settings.", Bytes(s.Used), Bytes(s.Quota))
