@@ -28,47 +28,58 @@ type projects struct {
 // group when the run has ended; the project's cgroup goes with its last
 // run.
 func (m *Manager) NewIn(project int64, l Limits) (*Group, error) {
-	l = m.withDefaults(l)
 	m.projects.mu.Lock()
 	defer m.projects.mu.Unlock()
 	if m.projects.runs == nil {
 		m.projects.runs = map[int64]int{}
 	}
 	first := m.projects.runs[project] == 0
-	parent := "project-" + strconv.FormatInt(project, 10)
-	var parents []string
+	parents, err := m.projectGroup(project, m.withDefaults(l), first)
+	if err == nil {
+		var g *Group
+		if g, err = m.runIn(parents); err == nil {
+			m.projects.runs[project]++
+			g.done = func() { m.runEnded(project) }
+			return g, nil
+		}
+	}
+	if first {
+		m.removeProject(project)
+	}
+	return nil, err
+}
+
+// projectGroup makes the project's cgroup directories, if missing, and
+// writes l into them. A limit that cannot be written fails the project's
+// first run only: a later one keeps what its project's cgroup holds.
+func (m *Manager) projectGroup(project int64, l Limits, first bool) ([]string, error) {
+	var dirs []string
 	for _, b := range m.owners {
-		dir := filepath.Join(b, m.owner, parent)
+		dir := filepath.Join(b, m.owner, "project-"+strconv.FormatInt(project, 10))
 		if err := m.mkdir(dir); err != nil {
-			if first {
-				m.removeProject(project)
-			}
 			return nil, err
 		}
-		parents = append(parents, dir)
-	}
-	for _, d := range parents {
-		if err := writeLimits(d, l); err != nil && first {
-			m.removeProject(project)
+		if err := writeLimits(dir, l); err != nil && first {
 			return nil, fmt.Errorf("limit project %d's cgroup: %w", project, err)
 		}
-		m.setCPUWeight(d, l.CPUWeight)
+		m.setCPUWeight(dir, l.CPUWeight)
+		dirs = append(dirs, dir)
 	}
+	return dirs, nil
+}
+
+// runIn makes a run's cgroup in each of the project's directories.
+func (m *Manager) runIn(parents []string) (*Group, error) {
 	name := "run-" + strconv.FormatInt(m.next.Add(1), 10)
 	g := &Group{v2: m.v2}
 	for _, p := range parents {
 		dir := filepath.Join(p, name)
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			_ = g.Remove()
-			if first {
-				m.removeProject(project)
-			}
 			return nil, fmt.Errorf("make cgroup %s: %w", dir, err)
 		}
 		g.dirs = append(g.dirs, dir)
 	}
-	m.projects.runs[project]++
-	g.done = func() { m.runEnded(project) }
 	return g, nil
 }
 
