@@ -174,31 +174,6 @@ func sessionToken(t *testing.T, isolation string) {
 	}
 }
 
-// TestRedteamDiskHeldByOneRun: each file a run writes is capped
-// (RLIMIT_FSIZE, 1 GiB by default), but not what it writes in all. A run's
-// Bash allocates four files of 1,000 MiB each (fallocate: no data is
-// written, the blocks are the file system's all the same). The data
-// directory shares its file system with PostgreSQL here, so what one run
-// holds must be bounded (a per-project quota): at most 2 GiB.
-func TestRedteamDiskHeldByOneRun(t *testing.T) {
-	t.Skip("redteam: open, see report")
-	t.Run("uid", func(t *testing.T) { diskHeld(t, "uid") })
-	t.Run("bwrap", func(t *testing.T) { diskHeld(t, "bwrap") })
-}
-
-func diskHeld(t *testing.T, isolation string) {
-	cmd := `for i in 1 2 3 4; do fallocate -l 1000M big$i.bin || echo FAILED $i; done; echo "HELD $(du -sm --total big*.bin | tail -1 | cut -f1) MiB"; rm -f big*.bin`
-	_, _, out := oneBash(t, isolation, cmd)
-	t.Logf("the run printed:\n%s", out)
-	var held int
-	if _, after, ok := strings.Cut(out, "HELD "); ok {
-		fmt.Sscanf(after, "%d", &held)
-	}
-	if held > 2048 {
-		t.Errorf("one run held %d MiB of the data directory's file system in four files", held)
-	}
-}
-
 // TestRedteamForgedHugeStdoutLines: a run's Bash finds its claude process
 // (same uid, same pid namespace) and writes straight into its stdout, the
 // pipe Parley reads events from: three forged lines of 30 MB each. The
