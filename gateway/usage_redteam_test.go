@@ -222,3 +222,51 @@ func TestRedteamGatewayEgressThroughServerTools(t *testing.T) {
 		t.Logf("the upstream got %d such requests", len(got))
 	}
 }
+
+// TestRedteamGatewayChargesAStreamTheClientCuts: a run's curl reads a
+// streamed reply's first event (with the input's usage) and the first
+// deltas, then hangs up while the upstream still generates. The request
+// is charged its input and the deltas that passed.
+func TestRedteamGatewayChargesAStreamTheClientCuts(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		io.WriteString(w, "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"usage\":{\"input_tokens\":100000,\"output_tokens\":1}}}\n\n")
+		for range 10 {
+			io.WriteString(w, "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\""+strings.Repeat("y", 4000)+"\"}}\n\n")
+		}
+		w.(http.Flusher).Flush()
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer up.Close()
+	s := &sink{u: map[int64]Usage{}, ch: make(chan struct{}, 4)}
+	g, err := New(Config{Upstream: up.URL, APIKey: "real-key"}, s, nil, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	front := httptest.NewServer(g)
+	defer front.Close()
+	token, _ := g.Admit(1, "sess", nil)
+	req, _ := http.NewRequest("POST", front.URL+"/v1/messages",
+		strings.NewReader(`{"model":"claude-opus-4-1","max_tokens":5000,"stream":true,"messages":[{"role":"user","content":"x"}]}`))
+	req.Header.Set("X-Api-Key", token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.ReadFull(resp.Body, make([]byte, 20000)) // message_start and a few deltas
+	resp.Body.Close()                           // hang up
+	select {
+	case <-s.ch:
+	case <-time.After(10 * time.Second):
+		t.Fatal("usage was not recorded")
+	}
+	if got, want := s.get(1).CostUSD, 100000*15/1e6; got < want {
+		t.Errorf("a stream the client cut was charged $%.6f, want at least its input's $%.2f", got, want)
+	}
+}
