@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"parley/askuser"
+	"parley/streamjson"
 )
 
 // turnCmd writes a user turn. A turn sent while another runs is queued by
@@ -108,7 +109,7 @@ func (r *Run) writeTurn(ctx context.Context, t sentTurn) error {
 		r.unconfirmed = append(r.unconfirmed, t)
 	}
 	r.by.set(t.by.Name)
-	err := r.write(ctx, map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": t.text}})
+	err := r.write(ctx, streamjson.NewUserTurn(t.text))
 	if err == nil {
 		r.turnWritten(t)
 		r.turns++
@@ -138,8 +139,7 @@ func (r *Run) interrupt(ctx context.Context, by string) error {
 	r.interrupting()
 	id := "parley-interrupt-" + strconv.Itoa(r.nextReq)
 	r.recordJSON(ctx, TypeInterrupt, map[string]any{"by": by, "request_id": id})
-	err := r.write(ctx, map[string]any{"type": "control_request", "request_id": id,
-		"request": map[string]any{"subtype": "interrupt"}})
+	err := r.write(ctx, streamjson.NewInterrupt(id))
 	// The CLI cancels a blocked MCP call on interrupt; close the asks here
 	// too so every page shows it at once, whatever the MCP server does.
 	for _, pa := range r.pending {

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"parley/streamjson"
 )
 
 // MaxLineBytes bounds one stdout line. The CLI prints tool results whole, so
@@ -20,13 +22,6 @@ type Line struct {
 	Type    string          // "type" of the object; "" when Err is set
 	Subtype string
 	Err     error // set for a line that is not a JSON object or is too long
-}
-
-// header holds the few fields Parley routes on; everything else stays in Raw.
-type header struct {
-	Type      string `json:"type"`
-	Subtype   string `json:"subtype"`
-	RequestID string `json:"request_id"`
 }
 
 // Decoder reads the CLI's NDJSON stdout.
@@ -85,7 +80,7 @@ func decodeLine(raw []byte, tooLong bool) Line {
 		// an error, but are not events.
 		return malformed(raw, errors.New("not a JSON object"))
 	}
-	var h header
+	var h streamjson.Header // the few fields Parley routes on; everything else stays in Raw
 	if err := json.Unmarshal(raw, &h); err != nil {
 		return malformed(raw, fmt.Errorf("not a JSON object: %w", err))
 	}

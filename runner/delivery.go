@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"parley/askuser"
+	"parley/streamjson"
 )
 
 // Event types of an answer's delivery to Claude.
@@ -92,13 +93,6 @@ func (r *Run) savedAnswer(toolUseID string) (askuser.Answer, bool) {
 	return askuser.Answer{Status: h.status, Replies: h.resp.Replies, AnsweredBy: h.resp.By, Reason: h.resp.Reason}, true
 }
 
-// toolResults is the part of a stdout "user" line that confirms deliveries.
-type toolResults struct {
-	Message struct {
-		Content []ToolResult `json:"content"`
-	} `json:"message"`
-}
-
 // confirmDeliveries reads a stdout "user" line: the tool result of a call
 // whose answer was handed over means Claude has the answer, unless
 // AnswerTaken says the result took no answer. An ask_user call that ended
@@ -109,7 +103,7 @@ func (r *Run) confirmDeliveries(ctx context.Context, raw json.RawMessage) {
 	if len(r.awaiting) == 0 {
 		return
 	}
-	var u toolResults
+	var u streamjson.MessageLine[streamjson.Message]
 	if json.Unmarshal(raw, &u) != nil {
 		return
 	}

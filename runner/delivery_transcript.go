@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"parley/safefile"
+	"parley/streamjson"
 )
 
 // maxTranscriptLine bounds one transcript line read for a tool result (a
@@ -50,7 +51,7 @@ func hasResult(r io.Reader, id []byte, source string) bool {
 }
 
 func lineHasResult(line []byte, id, source string) bool {
-	var u toolResults
+	var u streamjson.MessageLine[streamjson.Message]
 	if json.Unmarshal(line, &u) != nil {
 		return false
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"parley/askuser"
+	"parley/streamjson"
 )
 
 func TestTranscriptHasResult(t *testing.T) {
@@ -81,7 +82,7 @@ func TestDeliveryFollowsTheAnswerRule(t *testing.T) {
 		{"ask_user relay broke", SourceAskUser, "ask_user could not reach the user", true, false},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			result := ToolResult{Type: "tool_result", ToolUseID: "toolu_1", IsError: tt.isError}
+			result := streamjson.ContentBlock{Type: "tool_result", ToolUseID: "toolu_1", IsError: tt.isError}
 			result.Content, _ = json.Marshal(tt.content)
 			if got := AnswerTaken(tt.source, result); got != tt.taken {
 				t.Fatalf("AnswerTaken = %v, want %v", got, tt.taken)

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"parley/askuser"
+	"parley/streamjson"
 )
 
 // handleLine records one stdout line and reacts to the few types that need it.
@@ -111,25 +112,11 @@ func (r *Run) changeSession(ctx context.Context, c SessionChange) {
 	}
 }
 
-// controlRequest is a request the CLI writes on stdout:
-// {"type":"control_request","request_id":"R","request":{"subtype":"can_use_tool","tool_name":…,"input":…,
-// "tool_use_id":…,"permission_suggestions":[…]}}.
-type controlRequest struct {
-	RequestID string `json:"request_id"`
-	Request   struct {
-		Subtype     string          `json:"subtype"`
-		ToolName    string          `json:"tool_name"`
-		Input       json.RawMessage `json:"input"`
-		ToolUseID   string          `json:"tool_use_id"`
-		Suggestions json.RawMessage `json:"permission_suggestions"`
-	} `json:"request"`
-}
-
 // handleControlRequest answers the CLI's control requests. can_use_tool
 // becomes an ask; any other request gets an error answer at once, so no
 // run ever hangs on one.
 func (r *Run) handleControlRequest(ctx context.Context, raw json.RawMessage) {
-	var req controlRequest
+	var req streamjson.ControlRequest
 	if err := json.Unmarshal(raw, &req); err != nil || req.RequestID == "" {
 		r.log.Warn("undecodable control request", "err", err)
 		return
@@ -153,7 +140,7 @@ func (r *Run) handleControlRequest(ctx context.Context, raw json.RawMessage) {
 
 // askFor turns a can_use_tool request into an ask: AskUserQuestion is a
 // question, ExitPlanMode a plan, anything else a permission.
-func (r *Run) askFor(req controlRequest) (AskPayload, error) {
+func (r *Run) askFor(req streamjson.ControlRequest) (AskPayload, error) {
 	q := req.Request
 	p := AskPayload{RequestID: req.RequestID, ToolName: q.ToolName, ToolUseID: q.ToolUseID, Input: q.Input}
 	switch q.ToolName {
@@ -193,24 +180,19 @@ func (r *Run) askFor(req controlRequest) (AskPayload, error) {
 // rememberPlans keeps the plan argument of ExitPlanMode tool uses until the
 // permission request for them arrives.
 func (r *Run) rememberPlans(raw json.RawMessage) {
-	var a struct {
-		Message struct {
-			Content []struct {
-				Type  string `json:"type"`
-				ID    string `json:"id"`
-				Name  string `json:"name"`
-				Input struct {
-					Plan string `json:"plan"`
-				} `json:"input"`
-			} `json:"content"`
-		} `json:"message"`
-	}
+	var a streamjson.MessageLine[streamjson.Message]
 	if json.Unmarshal(raw, &a) != nil {
 		return
 	}
 	for _, b := range a.Message.Content {
-		if b.Type == "tool_use" && b.Name == "ExitPlanMode" && b.Input.Plan != "" && len(r.plans) < 16 {
-			r.plans[b.ID] = b.Input.Plan
+		if b.Type != "tool_use" || b.Name != "ExitPlanMode" || len(r.plans) >= 16 {
+			continue
+		}
+		var in struct {
+			Plan string `json:"plan"` // ExitPlanMode's own argument
+		}
+		if json.Unmarshal(b.Input, &in) == nil && in.Plan != "" {
+			r.plans[b.ID] = in.Plan
 		}
 	}
 }
@@ -218,9 +200,7 @@ func (r *Run) rememberPlans(raw json.RawMessage) {
 // handleControlCancel closes the ask of a control request the CLI gave up on:
 // {"type":"control_cancel_request","request_id":"R"}.
 func (r *Run) handleControlCancel(ctx context.Context, raw json.RawMessage) {
-	var c struct {
-		RequestID string `json:"request_id"`
-	}
+	var c streamjson.ControlCancel
 	if json.Unmarshal(raw, &c) != nil {
 		return
 	}
@@ -233,18 +213,13 @@ func (r *Run) handleControlCancel(ctx context.Context, raw json.RawMessage) {
 	}
 }
 
-// respond writes a successful control_response:
-// {"type":"control_response","response":{"subtype":"success","request_id":"R","response":{…}}}.
+// respond writes a successful control_response carrying body.
 func (r *Run) respond(ctx context.Context, requestID string, body any) {
-	r.writeLogged(ctx, map[string]any{"type": "control_response", "response": map[string]any{
-		"subtype": "success", "request_id": requestID, "response": body,
-	}})
+	r.writeLogged(ctx, streamjson.NewControlSuccess(requestID, body))
 }
 
 func (r *Run) respondError(ctx context.Context, requestID, msg string) {
-	r.writeLogged(ctx, map[string]any{"type": "control_response", "response": map[string]any{
-		"subtype": "error", "request_id": requestID, "error": msg,
-	}})
+	r.writeLogged(ctx, streamjson.NewControlError(requestID, msg))
 }
 
 func (r *Run) writeLogged(ctx context.Context, v any) {

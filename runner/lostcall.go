@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"parley/askuser"
+	"parley/streamjson"
 )
 
 // CallFacts is what Parley saw of a call whose answer it handed to the
@@ -41,24 +42,20 @@ func (r *Run) noteCall(l Line) {
 	if len(r.awaiting) == 0 || (l.Type != "tool_progress" && l.Subtype != "task_started") {
 		return
 	}
-	var m struct {
-		ToolUseID       string `json:"tool_use_id"`
-		ParentToolUseID string `json:"parent_tool_use_id"`
-		Elapsed         int    `json:"elapsed_time_seconds"`
-	}
-	if json.Unmarshal(l.Raw, &m) != nil {
-		return
-	}
-	id := m.ToolUseID
-	if l.Type == "tool_progress" {
-		id = m.ParentToolUseID
+	var started streamjson.System
+	var progress streamjson.ToolProgress
+	id := ""
+	if l.Type == "tool_progress" && json.Unmarshal(l.Raw, &progress) == nil {
+		id = progress.ParentToolUseID
+	} else if l.Type != "tool_progress" && json.Unmarshal(l.Raw, &started) == nil {
+		id = started.ToolUseID
 	}
 	h, ok := r.awaiting[id]
-	if !ok {
+	if id == "" || !ok {
 		return
 	}
 	if l.Type == "tool_progress" {
-		h.facts.RanFor = max(h.facts.RanFor, m.Elapsed)
+		h.facts.RanFor = max(h.facts.RanFor, progress.Elapsed)
 	} else if h.facts.StartedAt.IsZero() {
 		h.facts.StartedAt = time.Now().UTC()
 	}

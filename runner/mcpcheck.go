@@ -3,6 +3,8 @@ package runner
 import (
 	"context"
 	"encoding/json"
+
+	"parley/streamjson"
 )
 
 // checkMCP reads the MCP servers' status from a system/init event, once
@@ -16,12 +18,7 @@ func (r *Run) checkMCP(ctx context.Context, raw json.RawMessage) {
 		return
 	}
 	r.mcpChecked = true
-	var init struct {
-		MCPServers []struct {
-			Name   string `json:"name"`
-			Status string `json:"status"`
-		} `json:"mcp_servers"`
-	}
+	var init streamjson.System
 	if err := json.Unmarshal(raw, &init); err != nil {
 		return
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"strings"
+
+	"parley/streamjson"
 )
 
 // Session statuses a run sets (sessions.status). A new session is "idle"
@@ -24,23 +26,13 @@ const (
 // request once the process has spent more than its budget.
 const budgetSubtype = "error_max_budget_usd"
 
-// resultFields are the parts of a result line Parley reads.
-type resultFields struct {
-	Subtype      string   `json:"subtype"`
-	IsError      bool     `json:"is_error"`
-	TotalCostUSD float64  `json:"total_cost_usd"`
-	NumTurns     int      `json:"num_turns"`
-	Errors       []string `json:"errors"`
-	// SinceLast is the usage of this turn alone, per model. A resumed
-	// process's total_cost_usd includes what the conversation cost before
-	// (measured on 2.1.328), so the turn's cost is read from here.
-	SinceLast map[string]struct {
-		CostUSD float64 `json:"costUSD"`
-	} `json:"model_usage_since_last_result"`
-}
+// resultFields is a result line, with what the run makes of it.
+type resultFields streamjson.Result
 
 // turnCost is what the turn of res cost, given the process's running
-// total before it.
+// total before it. A resumed process's total_cost_usd includes what the
+// conversation cost before (measured on 2.1.328), so the turn's cost is
+// read from model_usage_since_last_result where it is there.
 func (res resultFields) turnCost(lastTotal float64) float64 {
 	if res.SinceLast != nil {
 		var c float64

@@ -1,37 +1,10 @@
 package runner
 
 import (
-	"encoding/json"
 	"strings"
+
+	"parley/streamjson"
 )
-
-// ToolResult is a tool_result block of a "user" message, as the CLI prints
-// it on stdout and saves it in its transcript:
-// {"type":"tool_result","tool_use_id":"toolu_…","is_error":true,"content":"…"}
-// (content is a string or a list of text blocks).
-type ToolResult struct {
-	Type      string          `json:"type"`
-	ToolUseID string          `json:"tool_use_id"`
-	IsError   bool            `json:"is_error"`
-	Content   json.RawMessage `json:"content"`
-}
-
-// Text returns the result's text.
-func (b ToolResult) Text() string {
-	var s string
-	if json.Unmarshal(b.Content, &s) == nil {
-		return s
-	}
-	var blocks []struct {
-		Text string `json:"text"`
-	}
-	_ = json.Unmarshal(b.Content, &blocks)
-	parts := make([]string, 0, len(blocks))
-	for _, bl := range blocks {
-		parts = append(parts, bl.Text)
-	}
-	return strings.Join(parts, "\n")
-}
 
 // askAborted opens the error result the CLI writes for a call whose
 // permission request (can_use_tool: a permission, a plan, an
@@ -54,12 +27,12 @@ const askAborted = "Tool permission request failed"
 //   - any other error (the allowed tool ran and failed, or was cut off as
 //     the process ended: "Exit code 137"): taken. The model holds the
 //     call's result, and its turn goes on from there.
-func AnswerTaken(source string, result ToolResult) bool {
+func AnswerTaken(source string, result streamjson.ContentBlock) bool {
 	switch {
 	case !result.IsError:
 		return true
 	case source == SourceAskUser:
 		return false
 	}
-	return !strings.HasPrefix(strings.TrimSpace(result.Text()), askAborted)
+	return !strings.HasPrefix(strings.TrimSpace(result.ResultText()), askAborted)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 	"time"
+
+	"parley/streamjson"
 )
 
 // DefaultStallGrace is how long a stalled turn gets to end after the
@@ -88,8 +90,7 @@ func (c stallCmd) run(ctx context.Context, r *Run) error {
 			", so Parley interrupted the turn. The session goes on: send a message to continue."})
 	r.nextReq++
 	r.interrupting()
-	err := r.write(ctx, map[string]any{"type": "control_request", "request_id": "parley-watchdog-" + strconv.Itoa(r.nextReq),
-		"request": map[string]any{"subtype": "interrupt"}})
+	err := r.write(ctx, streamjson.NewInterrupt("parley-watchdog-"+strconv.Itoa(r.nextReq)))
 	epoch, grace := r.stallEpoch, r.stallGrace
 	if grace <= 0 {
 		grace = DefaultStallGrace

@@ -17,8 +17,8 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
-	"parley/runner"
 	"parley/runner/fakeapi"
+	"parley/streamjson"
 )
 
 // replyWord is a word of the fake model's replies in this test: a letter
@@ -275,7 +275,7 @@ func (e *env) logWords(sessionID string) []string {
 	for _, ev := range evs {
 		switch ev.Type {
 		case "stream_event":
-			se, ok := runner.DecodeStreamEvent(ev.Payload)
+			se, ok := streamjson.DecodeStreamEvent(ev.Payload)
 			switch {
 			case !ok:
 			case se.Type == "message_start":
@@ -314,7 +314,7 @@ func (e *env) logWords(sessionID string) []string {
 func (e *env) streamsStarted(sessionID string) int {
 	n := 0
 	for _, ev := range e.rawEvents(sessionID, "stream_event") {
-		if se, ok := runner.DecodeStreamEvent(ev); ok && se.Type == "message_start" {
+		if se, ok := streamjson.DecodeStreamEvent(ev); ok && se.Type == "message_start" {
 			n++
 		}
 	}
@@ -325,7 +325,7 @@ func (e *env) streamsStarted(sessionID string) int {
 func (e *env) streamedWords(sessionID, l string) int {
 	var text strings.Builder
 	for _, ev := range e.rawEvents(sessionID, "stream_event") {
-		if se, ok := runner.DecodeStreamEvent(ev); ok && se.IsTextDelta() {
+		if se, ok := streamjson.DecodeStreamEvent(ev); ok && se.IsTextDelta() {
 			text.WriteString(se.Text)
 		}
 	}
@@ -381,7 +381,7 @@ func TestReplicaViewerJoinsMidStreamOnce(t *testing.T) {
 	frames := wb.waitFor(60*time.Second, fmt.Sprintf(`data-seq="%d"`, last))
 	var msg string
 	for _, ev := range e.rawEvents(s.ID, "stream_event") {
-		if se, ok := runner.DecodeStreamEvent(ev); ok && se.Type == "message_start" {
+		if se, ok := streamjson.DecodeStreamEvent(ev); ok && se.Type == "message_start" {
 			msg = se.MessageID
 		}
 	}

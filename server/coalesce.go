@@ -7,6 +7,7 @@ import (
 
 	"parley/runner"
 	"parley/store"
+	"parley/streamjson"
 	"parley/views"
 )
 
@@ -67,7 +68,7 @@ func deltaText(typ string, payload []byte) (string, bool) {
 	if typ != "stream_event" {
 		return "", false
 	}
-	e, ok := runner.DecodeStreamEvent(payload)
+	e, ok := streamjson.DecodeStreamEvent(payload)
 	if !ok || !e.IsTextDelta() {
 		return "", false
 	}

@@ -8,6 +8,7 @@ import (
 
 	"parley/runner"
 	"parley/store"
+	"parley/streamjson"
 	"parley/views"
 )
 
@@ -37,7 +38,7 @@ func fromOpenStream(o store.OpenStream) streamState {
 // stopped without text (it only called tools) takes its empty block away.
 // Subagent streams are not shown.
 func (r *renderer) stream(seq int64, payload []byte) []templ.Component {
-	e, ok := runner.DecodeStreamEvent(payload)
+	e, ok := streamjson.DecodeStreamEvent(payload)
 	if !ok {
 		return nil
 	}

@@ -23,6 +23,7 @@ import (
 	"regexp"
 
 	"parley/safefile"
+	"parley/streamjson"
 )
 
 // maxLine bounds one transcript line (a tool result may be hundreds of KB);
@@ -30,13 +31,7 @@ import (
 const maxLine = 16 << 20
 
 // entry is one transcript line of the kinds the log also holds.
-type entry struct {
-	Type          string          `json:"type"`
-	UUID          string          `json:"uuid"`
-	IsSidechain   bool            `json:"isSidechain"`
-	Message       json.RawMessage `json:"message"`
-	ToolUseResult json.RawMessage `json:"toolUseResult"`
-}
+type entry = streamjson.Entry
 
 // sessionIDPattern is what a CLI session id looks like (a UUID); anything
 // else never reaches a path.
@@ -72,34 +67,61 @@ func read(configDir, sessionID string, log *slog.Logger) ([]entry, error) {
 
 // parse reads transcript lines from r, keeping those the log also holds.
 func parse(r io.Reader, log *slog.Logger) ([]entry, error) {
-	lr := safefile.NewLineReader(r, maxLine)
 	var out []entry
+	err := Each(r, func(e streamjson.Entry, _ []byte) bool {
+		if kept(e) {
+			out = append(out, e)
+		}
+		return true
+	}, func(n int, err error) {
+		if errors.Is(err, safefile.ErrLineTooLong) {
+			log.Warn("transcript line too long; skipped", "line", n)
+			return
+		}
+		log.Warn("malformed transcript line; skipped", "line", n, "err", err)
+	})
+	return out, err
+}
+
+// Each reads a CLI transcript from r, as hostile input: a line at a time,
+// each bounded in size. It calls f with every line that decodes as an
+// entry, and the line itself, until f returns false. A line too long
+// (safefile.ErrLineTooLong) or malformed is skipped and, when skipped is
+// not nil, reported to it with its number (from 1); blank lines are
+// skipped silently. Each returns nil at the end of r, or r's read error
+// (a torn last line of a live session is still handed to f first).
+func Each(r io.Reader, f func(e streamjson.Entry, line []byte) bool, skipped func(n int, err error)) error {
+	lr := safefile.NewLineReader(r, maxLine)
 	for n := 1; ; n++ {
 		line, err := lr.Next()
 		if errors.Is(err, safefile.ErrLineTooLong) {
-			log.Warn("transcript line too long; skipped", "line", n)
+			if skipped != nil {
+				skipped(n, err)
+			}
 			continue
 		}
 		if len(bytes.TrimSpace(line)) > 0 {
-			var e entry
+			var e streamjson.Entry
 			if jerr := json.Unmarshal(line, &e); jerr != nil {
-				log.Warn("malformed transcript line; skipped", "line", n, "err", jerr)
-			} else if e.kept() {
-				out = append(out, e)
+				if skipped != nil {
+					skipped(n, jerr)
+				}
+			} else if !f(e, line) {
+				return nil
 			}
 		}
 		if err == io.EOF {
-			return out, nil
+			return nil
 		}
 		if err != nil {
-			return out, fmt.Errorf("transcript: read: %w", err)
+			return fmt.Errorf("transcript: read: %w", err)
 		}
 	}
 }
 
 // kept reports whether the log holds this kind of line: the main
 // conversation's assistant messages, and user lines carrying tool results.
-func (e entry) kept() bool {
+func kept(e entry) bool {
 	if e.IsSidechain || e.UUID == "" || len(e.Message) == 0 {
 		return false
 	}
@@ -107,11 +129,7 @@ func (e entry) kept() bool {
 	case "assistant":
 		return true
 	case "user":
-		var m struct {
-			Content []struct {
-				Type string `json:"type"`
-			} `json:"content"`
-		}
+		var m streamjson.Message
 		if json.Unmarshal(e.Message, &m) != nil {
 			return false
 		}

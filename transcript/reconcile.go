@@ -11,6 +11,7 @@ import (
 
 	"parley/runner"
 	"parley/store"
+	"parley/streamjson"
 )
 
 // Log is the part of the store a Reconciler reads and appends to.
@@ -243,10 +244,7 @@ func (r *Reconciler) barOut(ctx context.Context, s Session, turns []runner.CutTu
 func stopReasons(entries []entry) map[string]string {
 	out := map[string]string{}
 	for _, e := range entries {
-		var m struct {
-			ID         string `json:"id"`
-			StopReason string `json:"stop_reason"`
-		}
+		var m streamjson.Message
 		if e.Type == "assistant" && json.Unmarshal(e.Message, &m) == nil && m.ID != "" {
 			out[m.ID] = m.StopReason
 		}

@@ -16,6 +16,7 @@ import (
 	"parley/runner"
 	"parley/store"
 	"parley/store/pgtest"
+	"parley/streamjson"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -170,7 +171,7 @@ func TestReconcileAfterCrash(t *testing.T) {
 }
 
 func msgID(t *testing.T, e entry) string {
-	var m message
+	var m streamjson.Message
 	if err := json.Unmarshal(e.Message, &m); err != nil {
 		t.Fatal(err)
 	}

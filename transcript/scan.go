@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 
-	"parley/runner"
 	"parley/store"
+	"parley/streamjson"
 )
 
 // state is what the log already holds, as far as reconciling goes.
@@ -27,17 +27,6 @@ type stream struct {
 	text strings.Builder
 }
 
-// message is the part of an assistant or user message that is matched.
-type message struct {
-	ID      string `json:"id"`
-	Content []struct {
-		Type      string `json:"type"`
-		ID        string `json:"id"`
-		Text      string `json:"text"`
-		ToolUseID string `json:"tool_use_id"`
-	} `json:"content"`
-}
-
 // scan reads the log.
 func scan(evs []store.Event) *state {
 	st := &state{keys: map[string]bool{}, done: map[string]bool{}, streamed: map[string]bool{}}
@@ -52,17 +41,13 @@ func scan(evs []store.Event) *state {
 		case "run_ended":
 			st.runOpen = false
 		case "assistant", "user":
-			var p struct {
-				UUID            string          `json:"uuid"`
-				ParentToolUseID *string         `json:"parent_tool_use_id"`
-				Message         json.RawMessage `json:"message"`
-			}
+			var p streamjson.MessageLine[json.RawMessage]
 			if json.Unmarshal(ev.Payload, &p) != nil || p.ParentToolUseID != nil {
 				continue
 			}
 			st.note(entry{Type: ev.Type, UUID: p.UUID, Message: p.Message})
 		case "stream_event":
-			e, ok := runner.DecodeStreamEvent(ev.Payload)
+			e, ok := streamjson.DecodeStreamEvent(ev.Payload)
 			if !ok {
 				continue
 			}
@@ -89,7 +74,7 @@ func (st *state) note(e entry) {
 	if e.UUID != "" {
 		st.keys["uuid:"+e.UUID] = true
 	}
-	var m message
+	var m streamjson.Message
 	if json.Unmarshal(e.Message, &m) != nil {
 		return
 	}
@@ -103,7 +88,7 @@ func (st *state) note(e entry) {
 
 // blockKeys are the ids of a message's blocks: tool_use ids, tool_result
 // ids, and a text block's message id and text.
-func blockKeys(typ string, m message) []string {
+func blockKeys(typ string, m streamjson.Message) []string {
 	var out []string
 	for _, b := range m.Content {
 		switch {
@@ -123,7 +108,7 @@ func (st *state) known(e entry) bool {
 	if st.keys["uuid:"+e.UUID] {
 		return true
 	}
-	var m message
+	var m streamjson.Message
 	if json.Unmarshal(e.Message, &m) != nil {
 		return false
 	}
@@ -176,7 +161,7 @@ func (st *state) cutOff() []json.RawMessage {
 // unstreamedText reports an assistant entry with text whose message never
 // started streaming in the log, and marks it started.
 func (st *state) unstreamedText(e entry) (string, bool) {
-	var m message
+	var m streamjson.Message
 	if e.Type != "assistant" || json.Unmarshal(e.Message, &m) != nil || m.ID == "" || st.streamed[m.ID] {
 		return "", false
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"parley/runner"
+	"parley/streamjson"
 )
 
 // turns follows the turns of a session's last run through its log, and
@@ -91,8 +92,8 @@ func (t *turns) follow(typ string, payload []byte, recovered bool) {
 		Status          string          `json:"status"`
 		Reason          string          `json:"reason"`
 		StopsTurn       bool            `json:"stops_turn"`
-		ParentToolUseID *string         `json:"parent_tool_use_id"`
-		Message         json.RawMessage `json:"message"`
+		// The CLI's assistant and user lines.
+		streamjson.MessageLine[json.RawMessage]
 	}
 	if json.Unmarshal(payload, &p) != nil {
 		return
@@ -136,11 +137,7 @@ func (t *turns) follow(typ string, payload []byte, recovered bool) {
 			}
 		}
 	case "assistant", "user":
-		var m struct {
-			ID         string              `json:"id"`
-			StopReason string              `json:"stop_reason"`
-			Content    []runner.ToolResult `json:"content"`
-		}
+		var m streamjson.Message
 		if p.ParentToolUseID != nil || json.Unmarshal(p.Message, &m) != nil {
 			return
 		}
@@ -154,7 +151,7 @@ func (t *turns) follow(typ string, payload []byte, recovered bool) {
 			t.ending = m.ID
 		}
 	case "stream_event":
-		e, ok := runner.DecodeStreamEvent(payload)
+		e, ok := streamjson.DecodeStreamEvent(payload)
 		switch {
 		case !ok:
 		case e.Type == "message_start":
@@ -172,7 +169,7 @@ func (t *turns) follow(typ string, payload []byte, recovered bool) {
 // permission request failed: AbortError…") took no answer: that one is
 // owed. An allowed call's error that only the transcript holds was cut
 // off with the lost run.
-func (t *turns) results(blocks []runner.ToolResult, recovered bool) {
+func (t *turns) results(blocks []streamjson.ContentBlock, recovered bool) {
 	for _, b := range blocks {
 		if b.Type != "tool_result" {
 			continue

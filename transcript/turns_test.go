@@ -7,6 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"parley/runner"
+	"parley/streamjson"
 )
 
 // answerRuleCases are tool results of an ask's call, as the CLI writes
@@ -35,7 +36,7 @@ var answerRuleCases = []struct {
 func TestTurnsFollowTheAnswerRule(t *testing.T) {
 	for _, tt := range answerRuleCases {
 		t.Run(tt.name, func(t *testing.T) {
-			result := runner.ToolResult{Type: "tool_result", ToolUseID: "toolu_1", IsError: tt.isError, Content: mustJSON(tt.content)}
+			result := streamjson.ContentBlock{Type: "tool_result", ToolUseID: "toolu_1", IsError: tt.isError, Content: mustJSON(tt.content)}
 			if got := runner.AnswerTaken(tt.source, result); got != tt.taken {
 				t.Fatalf("AnswerTaken = %v, want %v", got, tt.taken)
 			}

@@ -1,0 +1,72 @@
+package streamjson
+
+// The lines Parley writes to the CLI's stdin (with --input-format
+// stream-json), one JSON object and a newline each. A line sent during a
+// turn is queued and runs after it; closing stdin ends the process (rc 0)
+// once idle.
+
+// UserTurn is a turn: {"type":"user","message":{"role":"user","content":"text"}}.
+type UserTurn struct {
+	Type    string      `json:"type"` // "user"
+	Message UserMessage `json:"message"`
+}
+
+// UserMessage is a turn's message.
+type UserMessage struct {
+	Role    string `json:"role"` // "user"
+	Content string `json:"content"`
+}
+
+// NewUserTurn returns the line that starts a turn with text.
+func NewUserTurn(text string) UserTurn {
+	return UserTurn{Type: "user", Message: UserMessage{Role: "user", Content: text}}
+}
+
+// ControlRequestLine is a control request Parley sends:
+// {"type":"control_request","request_id":"<id>","request":{"subtype":"interrupt"}}
+// interrupts the turn (a control_response success, then a result with
+// subtype "error_during_execution"; the process survives and takes the
+// next turn), and subtype "end_session" ends the process (rc 0).
+type ControlRequestLine struct {
+	Type      string         `json:"type"` // "control_request"
+	RequestID string         `json:"request_id"`
+	Request   ControlSubtype `json:"request"`
+}
+
+// ControlSubtype is the body of a control request Parley sends.
+type ControlSubtype struct {
+	Subtype string `json:"subtype"`
+}
+
+// NewInterrupt returns the line that interrupts the running turn.
+func NewInterrupt(requestID string) ControlRequestLine {
+	return ControlRequestLine{Type: "control_request", RequestID: requestID, Request: ControlSubtype{Subtype: "interrupt"}}
+}
+
+// ControlResponse answers a control request of the CLI:
+// {"type":"control_response","response":{"subtype":"success","request_id":"R",
+// "response":{"behavior":"allow","updatedInput":{…}}}} or
+// {…"response":{"behavior":"deny","message":"why"}} (with "interrupt":true
+// to end the turn); an error answer has subtype "error" and an "error".
+type ControlResponse struct {
+	Type     string       `json:"type"` // "control_response"
+	Response ControlReply `json:"response"`
+}
+
+// ControlReply is the body of a control response.
+type ControlReply struct {
+	Subtype   string `json:"subtype"` // success | error
+	RequestID string `json:"request_id"`
+	Response  any    `json:"response,omitempty"`
+	Error     string `json:"error,omitempty"`
+}
+
+// NewControlSuccess returns the answer body to the control request requestID.
+func NewControlSuccess(requestID string, body any) ControlResponse {
+	return ControlResponse{Type: "control_response", Response: ControlReply{Subtype: "success", RequestID: requestID, Response: body}}
+}
+
+// NewControlError returns an error answer to the control request requestID.
+func NewControlError(requestID, msg string) ControlResponse {
+	return ControlResponse{Type: "control_response", Response: ControlReply{Subtype: "error", RequestID: requestID, Error: msg}}
+}
