@@ -260,3 +260,29 @@ func TestLogFormat(t *testing.T) {
 		}
 	}
 }
+
+// TestSettingsRefuseNonsense: every variable whose default is a number or
+// a size refuses a word, with an error that names the variable, and an
+// empty value is its default.
+func TestSettingsRefuseNonsense(t *testing.T) {
+	numeric := regexp.MustCompile(`^[0-9]+[KMGT]?$`)
+	n := 0
+	for _, s := range settings {
+		if s.set == nil || !numeric.MatchString(s.defaultValue(func(string) string { return "" })) {
+			continue
+		}
+		n++
+		_, err := parseConfig("serve", nil, func(k string) string {
+			if k == s.Name {
+				return "lots"
+			}
+			return ""
+		}, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), s.Name) {
+			t.Errorf("%s=lots: err %v, want one naming %s", s.Name, err, s.Name)
+		}
+	}
+	if n < 15 {
+		t.Errorf("only %d numeric variables checked", n)
+	}
+}
