@@ -390,7 +390,7 @@ func (e *env) restart(sessionID string) *ws {
 	old := e.srv
 	e.broker = askuser.NewBroker()
 	e.sup = runnerLike(e, old)
-	srv, err := New(e.t.Context(), old.cfg, Deps{Store: e.st, Supervisor: e.sup, Hub: old.hub, Broker: e.broker, Log: old.log})
+	srv, err := New(e.t.Context(), old.cfg, Deps{Store: e.st, Supervisor: e.sup, Hub: old.hub, Publisher: e.pub, Broker: e.broker, Log: old.log})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -459,7 +459,7 @@ func runnerLike(e *env, old *Server) *runner.Supervisor {
 	dir := e.dataDir
 	return runner.NewSupervisor(context.Background(), runner.Deps{
 		Config:  runner.Config{ClaudeBin: fakeapi.ClaudeBin(e.t), SelfExe: self, Env: append(os.Environ(), e.fake.Env(filepath.Join(dir, "claude"))...)},
-		Journal: NewJournal(e.st), Publisher: NewPublisher(old.hub), Broker: e.broker, Log: old.log, RuntimeDir: dir,
+		Journal: NewJournal(e.st), Publisher: e.pub, Broker: e.broker, Log: old.log, RuntimeDir: dir,
 	})
 }
 

@@ -15,6 +15,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"parley/hub"
 	"parley/runner"
 	"parley/runner/fakeapi"
 )
@@ -70,7 +71,7 @@ func (o *orderViewer) state() (last int64, ends int, text string, err error) {
 	return o.last, o.ends, o.text.String(), o.err
 }
 
-// A session with more viewers here than holdFrom gets its stream in held,
+// A session with more viewers here than hub.HoldFrom gets its stream in held,
 // merged frames (hub_hold.go): every viewer shows every event once, in
 // order, and the whole reply; so does one that joins mid-stream and
 // catches up from the log meanwhile.
@@ -80,7 +81,7 @@ func TestLargeAudienceSeesTheStreamOnceInOrder(t *testing.T) {
 	e := newEnv(t, fakeapi.Scenario{{Text: reply, Chunks: chunks, ChunkDelay: 3 * time.Millisecond}},
 		envOptions{quiet: true, askUserOff: true})
 	s := e.newSession()
-	vs := make([]*orderViewer, holdFrom+10)
+	vs := make([]*orderViewer, hub.HoldFrom+10)
 	var wg sync.WaitGroup
 	for i := range vs {
 		wg.Go(func() { vs[i] = e.orderViewer(websocket.Dialer{}, s.ID) })
@@ -119,13 +120,13 @@ func TestLargeAudienceSeesTheStreamOnceInOrder(t *testing.T) {
 func TestLargeAudienceOutlastsASocketThatStopsReading(t *testing.T) {
 	e := newEnv(t, fakeapi.Scenario{{Text: "unused"}}, envOptions{quiet: true, askUserOff: true})
 	s := e.newSession()
-	hub := e.srv.hub
-	for range holdFrom - 1 { // viewers without a socket of their own, read as fast as they come
-		sub, err := hub.Subscribe(t.Context(), s.ID)
+	h := e.srv.hub
+	for range hub.HoldFrom - 1 { // viewers without a socket of their own, read as fast as they come
+		sub, err := h.Subscribe(t.Context(), s.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { hub.Unsubscribe(sub) })
+		t.Cleanup(func() { h.Unsubscribe(sub) })
 		go func() {
 			for range sub.C {
 			}
@@ -157,10 +158,8 @@ func TestLargeAudienceOutlastsASocketThatStopsReading(t *testing.T) {
 	t.Cleanup(sv.close)
 	stuck := sv.conn
 	// Both sockets watch once the hub has them.
-	waitUntil(t, time.Minute, fmt.Sprintf("%d viewers watching", holdFrom+1), func() bool {
-		n := make(chan int)
-		hub.do(func(st *hubState) { n <- len(st.subs[s.ID]) })
-		return <-n >= holdFrom+1
+	waitUntil(t, time.Minute, fmt.Sprintf("%d viewers watching", hub.HoldFrom+1), func() bool {
+		return h.Subscribers(s.ID) >= hub.HoldFrom+1
 	})
 	// 22 MB: far more than the stuck socket's buffers hold. The last frame
 	// is 4 MB: the viewer that reads slowly is not cut off for it.
@@ -171,7 +170,7 @@ func TestLargeAudienceOutlastsASocketThatStopsReading(t *testing.T) {
 			pad = strings.Repeat("x", 4<<20)
 		}
 		// Asks are neither held nor merged: each frame is a wave of its own.
-		hub.Publish(s.ID, Frame{Seq: seq, Kind: runner.TypeInputRequested, Data: fmt.Appendf(nil, `<i id="last-seq" data-seq="%d"></i>%s`, seq, pad)})
+		h.Publish(s.ID, hub.Frame{Seq: seq, Kind: runner.TypeInputRequested, Data: fmt.Appendf(nil, `<i id="last-seq" data-seq="%d"></i>%s`, seq, pad)})
 		time.Sleep(time.Millisecond) // 15 MB/s: the slow viewer keeps up, just
 	}
 	waitUntil(t, time.Minute, fmt.Sprintf("the viewer that reads to show seq %d", frames), func() bool {

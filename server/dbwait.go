@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 
+	"parley/hub"
 	"parley/views"
 )
 
@@ -12,8 +13,8 @@ import (
 // held), or its writes succeed again. The status goes through the hub to
 // this replica's viewers of the session; it cannot be stored, the database
 // being away, so a page loaded later does not show it.
-func (p publisher) DatabaseWaiting(sessionID string, waiting bool) {
+func (p *Publisher) DatabaseWaiting(sessionID string, waiting bool) {
 	var buf bytes.Buffer
 	_ = views.DatabaseWait(waiting, true).Render(context.Background(), &buf)
-	p.hub.Publish(sessionID, Frame{Data: buf.Bytes(), Kind: "db_wait"})
+	p.hub.Publish(sessionID, hub.Frame{Data: buf.Bytes(), Kind: "db_wait"})
 }

@@ -19,6 +19,7 @@ import (
 	"parley/cluster"
 	"parley/gateway"
 	"parley/guard"
+	"parley/hub"
 	"parley/metrics"
 	"parley/runner"
 	"parley/runner/fakeapi"
@@ -76,6 +77,9 @@ type env struct {
 	// published, with envOptions.stampPublish, is when each event was
 	// published.
 	published *publishStamps
+	// pub is the runs' publisher, unmetered, as a restarted supervisor
+	// takes it (runnerLike).
+	pub *Publisher
 }
 
 type envOptions struct {
@@ -143,7 +147,7 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	}
 	log := slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: level}))
 	e := &env{t: t, st: st, fake: fake, broker: askuser.NewBroker(), dataDir: dir, dbURL: dbURL}
-	hub := NewHub()
+	hub := hub.New()
 	if d, err := time.ParseDuration(os.Getenv("PARLEY_BENCH_HOLD_PER_VIEWER")); err == nil {
 		hub.HoldPerViewer = d // for A/B runs of the fan-out's hold
 	}
@@ -176,11 +180,12 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	}
 	// As serve does: the run loops write through the live pool, and a run
 	// about to start reconciles its session's log first.
-	pub, journal := NewPublisher(hub), NewJournal(st.Live())
+	e.pub = NewPublisher(hub)
+	pub, journal := e.pub, NewJournal(st.Live())
 	if o.metrics != nil {
-		pub, journal = NewMeteredPublisher(hub, o.metrics), NewMeteredJournal(st.Live(), o.metrics)
+		pub, journal = e.pub.Metered(o.metrics), NewMeteredJournal(st.Live(), o.metrics)
 	}
-	runPub := pub
+	var runPub runner.Publisher = pub
 	if o.stampPublish {
 		e.published = &publishStamps{pub: pub, at: map[int64]time.Time{}}
 		runPub = e.published
@@ -193,7 +198,7 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	})
 	e.relay = httptest.NewServer(nil)
 	e.srv, err = New(ctx, Config{DataDir: dir, AskTimeout: o.askTimeout, AskUserEnabled: !o.askUserOff, PingPeriod: o.pingPeriod,
-		RelayURL: e.relay.URL + "/ask", ModelURL: e.relay.URL, RunsConfined: o.isolation == "uid", Limits: o.limits}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Broker: e.broker, Log: log, Gateway: gw, Metrics: o.metrics, Tools: rc.GuardTools(toolsOf(rc.Sandbox)), Git: worktree.New(o.gitBin)})
+		RelayURL: e.relay.URL + "/ask", ModelURL: e.relay.URL, RunsConfined: o.isolation == "uid", Limits: o.limits}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Publisher: e.pub, Broker: e.broker, Log: log, Gateway: gw, Metrics: o.metrics, Tools: rc.GuardTools(toolsOf(rc.Sandbox)), Git: worktree.New(o.gitBin)})
 	if err != nil {
 		t.Fatal(err)
 	}

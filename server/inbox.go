@@ -11,13 +11,14 @@ import (
 	"github.com/a-h/templ"
 	"github.com/gorilla/websocket"
 
+	"parley/hub"
 	"parley/runner"
 	"parley/views"
 )
 
 // The inbox lists every pending ask of the viewer's projects. It stays live
 // through the hub: each event that opens, closes or detaches an ask also
-// pokes the topic of its project (projectTopic), and every inbox socket
+// pokes the topic of its project (hub.ProjectTopic), and every inbox socket
 // subscribed to one of its viewer's projects re-reads the pending asks from
 // Postgres and sends the difference. A poke carries no HTML, so what each
 // viewer sees is decided by the same query as the page, never by the
@@ -108,7 +109,7 @@ type inboxConn struct {
 	v     viewer
 	list  bool
 	shown map[string]bool
-	out   chan Frame
+	out   chan hub.Frame
 }
 
 func (s *Server) handleInboxWS() http.Handler {
@@ -119,7 +120,7 @@ func (s *Server) handleInboxWS() http.Handler {
 		}
 		defer release()
 		c := &inboxConn{s: s, conn: conn, r: r, v: s.viewer(r), list: r.URL.Query().Get("list") == "1",
-			shown: map[string]bool{}, out: make(chan Frame, 16)}
+			shown: map[string]bool{}, out: make(chan hub.Frame, 16)}
 		c.serve(r.Context())
 	})
 }
@@ -133,11 +134,11 @@ func (c *inboxConn) serve(ctx context.Context) {
 		return
 	}
 	pokes := make(chan struct{}, 1)
-	var subs []*Subscription
+	var subs []*hub.Subscription
 	done := make(chan struct{})
 	n := 0
 	for _, p := range projects {
-		sub, err := c.s.hub.Subscribe(ctx, projectTopic(p))
+		sub, err := c.s.hub.Subscribe(ctx, hub.ProjectTopic(p))
 		if err != nil {
 			break
 		}

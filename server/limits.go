@@ -12,6 +12,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"parley/hub"
 	"parley/limit"
 	"parley/views"
 )
@@ -120,19 +121,19 @@ func NewHTTPServer(h http.Handler) *http.Server {
 
 // NewQueueObserver returns the runner.QueueObserver that shows each waiting
 // session's place in line on its page.
-func NewQueueObserver(h *Hub) queueObserver { return queueObserver{hub: h} }
+func NewQueueObserver(h *hub.Hub) queueObserver { return queueObserver{hub: h} }
 
-type queueObserver struct{ hub *Hub }
+type queueObserver struct{ hub *hub.Hub }
 
 // QueueChanged implements runner.QueueObserver.
 func (q queueObserver) QueueChanged(sessionID string, place, of int, failure string) {
 	q.hub.Publish(sessionID, queueFrame(place, of, failure))
 }
 
-func queueFrame(place, of int, failure string) Frame {
+func queueFrame(place, of int, failure string) hub.Frame {
 	var buf bytes.Buffer
 	_ = views.SlotQueue(place, of, failure, true).Render(context.Background(), &buf)
-	return Frame{Data: buf.Bytes()}
+	return hub.Frame{Data: buf.Bytes()}
 }
 
 // upgradeWS opens a WebSocket counted against the user's cap. Over the cap

@@ -11,6 +11,7 @@ import (
 
 	"github.com/a-h/templ"
 
+	"parley/hub"
 	"parley/runner"
 	"parley/store"
 	"parley/views"
@@ -85,7 +86,7 @@ func newBacklogRenderer(evs []store.Event) *renderer {
 }
 
 // frame renders a batch of events into one frame ending with the last seq.
-func (r *renderer) frame(ctx context.Context, evs []store.Event) Frame {
+func (r *renderer) frame(ctx context.Context, evs []store.Event) hub.Frame {
 	var buf bytes.Buffer
 	for _, e := range evs {
 		for _, c := range r.components(e) {
@@ -96,7 +97,7 @@ func (r *renderer) frame(ctx context.Context, evs []store.Event) Frame {
 	}
 	last := evs[len(evs)-1].Seq
 	_ = views.LastSeq(last).Render(ctx, &buf)
-	return Frame{Seq: last, Data: buf.Bytes()}
+	return hub.Frame{Seq: last, Data: buf.Bytes()}
 }
 
 type assistantEvent struct {

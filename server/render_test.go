@@ -147,13 +147,6 @@ func TestSystemEvents(t *testing.T) {
 	}
 }
 
-func TestPresenceFrame(t *testing.T) {
-	got := string(presenceFrame([]string{"bob", "alice", "bob"}).Data)
-	if !strings.Contains(got, "<li>alice</li><li>bob (2 tabs)</li>") || !strings.Contains(got, `hx-swap-oob="true"`) {
-		t.Errorf("presence frame:\n%s", got)
-	}
-}
-
 func TestSnippetParts(t *testing.T) {
 	got := snippetParts("the " + store.SnippetStart + "index" + store.SnippetStop + " is " + store.SnippetStart + "missing" + store.SnippetStop)
 	want := []views.SnippetPart{{Text: "the "}, {Text: "index", Hit: true}, {Text: " is "}, {Text: "missing", Hit: true}}

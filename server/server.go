@@ -1,5 +1,6 @@
-// Package server is Parley's HTTP surface: pages, the session WebSocket,
-// the ask relay, and the hub that fans a session's events out to browsers.
+// Package server is Parley's HTTP surface: pages, the session WebSocket
+// and the ask relay; the frames it renders reach the browsers through the
+// hub (package hub).
 package server
 
 import (
@@ -14,6 +15,7 @@ import (
 
 	"parley/askuser"
 	"parley/cgroup"
+	"parley/hub"
 	"parley/metrics"
 	"parley/quota"
 	"parley/runner"
@@ -69,7 +71,7 @@ type Server struct {
 	sup    *runner.Supervisor
 	runs   Runs  // where prompts, answers and stops go: the cluster, or sup
 	stops  Stops // session and project stops and access changes, on every replica
-	hub    *Hub
+	hub    *hub.Hub
 	broker *askuser.Broker
 	// metrics is served on /metrics; nil = none.
 	metrics *metrics.Metrics
@@ -97,9 +99,12 @@ type Deps struct {
 	// session (cluster.Node); nil = the Supervisor, one replica.
 	Runs Runs
 	// Stops reaches every replica (cluster.Node); nil = this one only.
-	Stops  Stops
-	Hub    *Hub
-	Broker *askuser.Broker
+	Stops Stops
+	Hub   *hub.Hub
+	// Publisher is the runs' publisher: its stream state reads the log
+	// where it did not see a stream start (render_stream.go); nil = none.
+	Publisher *Publisher
+	Broker    *askuser.Broker
 	// Metrics is served on /metrics; nil = none.
 	Metrics *metrics.Metrics
 	Log     *slog.Logger
@@ -134,10 +139,10 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 	s := &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, runs: runs, hub: d.Hub, metrics: d.Metrics,
 		replaySlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), broker: d.Broker, expiry: d.Expirer, gw: d.Gateway, log: d.Log, decoyHash: decoy,
 		lim: newLimiters(cfg.Limits), git: d.Git, tools: d.Tools}
-	if d.Hub != nil && d.Hub.streams != nil && d.Store != nil {
+	if d.Publisher != nil && d.Store != nil {
 		// The publisher reads which message streams from the log when it
 		// did not see it start (render_stream.go): live traffic.
-		d.Hub.streams.setResolve(d.Store.Live().StreamOpenAt)
+		d.Publisher.streams.setResolve(d.Store.Live().StreamOpenAt)
 	}
 	if s.stops = d.Stops; s.stops == nil {
 		s.stops = localStops{sup: d.Supervisor, hub: d.Hub}
@@ -145,39 +150,6 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 	s.mcp = s.MCPHandler(ctx)
 	s.disk = s.newDiskWatcher()
 	return s, nil
-}
-
-// NewPublisher returns the runner.Publisher that renders each event once and
-// hands the frame to the hub.
-func NewPublisher(h *Hub) runner.Publisher { return publisher{hub: h} }
-
-// NewMeteredPublisher is NewPublisher that also counts each event in m.
-func NewMeteredPublisher(h *Hub, m *metrics.Metrics) runner.Publisher {
-	return publisher{hub: h, metrics: m}
-}
-
-type publisher struct {
-	hub     *Hub
-	metrics *metrics.Metrics
-}
-
-func (p publisher) Publish(e runner.Event) {
-	r := p.hub.streams.renderer(e.SessionID, e.Seq)
-	f := r.frame(context.Background(), []store.Event{toStoreEvent(e)})
-	p.hub.streams.keep(e.SessionID, r, e.Seq, e.Type)
-	f.Delta, f.IsDelta = deltaText(e.Type, e.Payload)
-	f.Msg, f.unbound = r.st.open, r.unbound
-	f.IsDelta = f.IsDelta && !f.unbound
-	f.Born, f.Kind = e.CreatedAt, e.Type
-	p.metrics.Event(e.SessionID, e.Type, e.Payload, e.CreatedAt)
-	p.hub.Publish(e.SessionID, f)
-	switch e.Type {
-	case runner.TypeInputRequested, runner.TypeInputResolved, runner.TypeInputDetached:
-		if e.ProjectID != 0 {
-			// A poke, not a fragment: each inbox re-reads what its viewer may see.
-			p.hub.Publish(projectTopic(e.ProjectID), Frame{})
-		}
-	}
 }
 
 // Runs is what carries a member's prompts, answers and stops to a

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 
+	"parley/hub"
 	"parley/runner"
 )
 
@@ -20,7 +21,7 @@ type Stops interface {
 // localStops is Stops for one replica: its supervisor and hub.
 type localStops struct {
 	sup *runner.Supervisor
-	hub *Hub
+	hub *hub.Hub
 }
 
 func (l localStops) StopSession(_ context.Context, sessionID string) {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"parley/hub"
 	"parley/store"
 )
 
@@ -38,9 +39,9 @@ type wsConn struct {
 	conn   *websocket.Conn
 	sess   store.Session
 	r      *http.Request
-	viewer string     // who is watching, for presence
-	hello  chan int64 // the page's last seq, sent once it connects
-	out    chan Frame // frames for this tab only (errors)
+	viewer string         // who is watching, for presence
+	hello  chan int64     // the page's last seq, sent once it connects
+	out    chan hub.Frame // frames for this tab only (errors)
 	// ping is the writer's keepalive ticker, owned by the writer goroutine.
 	ping *time.Ticker
 }
@@ -57,7 +58,7 @@ func (s *Server) handleSessionWS() http.Handler {
 			return
 		}
 		defer release()
-		c := &wsConn{s: s, conn: conn, sess: sess, r: r, viewer: v.Name, hello: make(chan int64, 1), out: make(chan Frame, 16)}
+		c := &wsConn{s: s, conn: conn, sess: sess, r: r, viewer: v.Name, hello: make(chan int64, 1), out: make(chan hub.Frame, 16)}
 		c.serve(r.Context())
 	})
 }
@@ -90,7 +91,7 @@ func (c *wsConn) serve(ctx context.Context) {
 // writeLoop waits for the page's hello, replays what it has not seen from
 // Postgres, then streams live frames, skipping any it already has and
 // filling any gap from Postgres: every event is shown once, in order.
-func (c *wsConn) writeLoop(ctx context.Context, sub *Subscription) error {
+func (c *wsConn) writeLoop(ctx context.Context, sub *hub.Subscription) error {
 	ping := time.NewTicker(c.s.pingEvery()) // a keepalive, not a poll
 	defer ping.Stop()
 	c.ping = ping
@@ -150,22 +151,22 @@ func (c *wsConn) writeLoop(ctx context.Context, sub *Subscription) error {
 // forward writes f and every frame already waiting behind it as one
 // message, skipping what the page has and filling any gap from Postgres:
 // every event is shown once, in order. It returns the new last seq.
-func (c *wsConn) forward(ctx context.Context, sub *Subscription, f Frame, last int64) (int64, error) {
-	if f.prep != nil && !f.unbound && len(sub.C) == 0 && (f.Seq == 0 || f.first() == last+1) {
+func (c *wsConn) forward(ctx context.Context, sub *hub.Subscription, f hub.Frame, last int64) (int64, error) {
+	if pm := f.Prepared(); pm != nil && !f.Unbound && len(sub.C) == 0 && (f.Seq == 0 || f.FirstSeq() == last+1) {
 		// The usual case: the next frame, nothing behind it. Its message was
 		// prepared once for every socket.
 		c.s.metrics.FrameSent(c.sess.ID, f.Seq, f.Kind, f.Born)
-		return max(last, f.Seq), c.writePrepared(f.prep)
+		return max(last, f.Seq), c.writePrepared(pm)
 	}
-	var co coalescer
+	var co hub.Coalescer
 	var err error
 	for n := 1; ; n++ {
 		switch {
 		case f.Seq != 0 && f.Seq <= last:
-		case f.Seq != 0 && (f.first() != last+1 || f.unbound):
+		case f.Seq != 0 && (f.FirstSeq() != last+1 || f.Unbound):
 			// A gap, or deltas rendered without knowing their message:
 			// the log has them.
-			if b := co.take(); b != nil {
+			if b := co.Take(); b != nil {
 				if err := c.write(b); err != nil {
 					return last, err
 				}
@@ -174,13 +175,13 @@ func (c *wsConn) forward(ctx context.Context, sub *Subscription, f Frame, last i
 				return last, err
 			}
 		default:
-			co.add(f)
+			co.Add(f)
 			c.s.metrics.FrameSent(c.sess.ID, f.Seq, f.Kind, f.Born)
 			if f.Seq != 0 {
 				last = f.Seq
 			}
 		}
-		if n >= maxCoalesce {
+		if n >= hub.MaxCoalesce {
 			break
 		}
 		var ok bool
@@ -192,7 +193,7 @@ func (c *wsConn) forward(ctx context.Context, sub *Subscription, f Frame, last i
 			break // nothing waits; a closed channel is seen again by the caller
 		}
 	}
-	if b := co.take(); b != nil {
+	if b := co.Take(); b != nil {
 		return last, c.write(b)
 	}
 	return last, nil
@@ -237,7 +238,7 @@ func (c *wsConn) catchUp(ctx context.Context, after int64) (int64, error) {
 
 // replayPage reads and renders the page after seq holding one of the
 // server's replay slots; the socket write happens after it is released.
-func (c *wsConn) replayPage(ctx context.Context, r *renderer, after int64) (Frame, int, error) {
+func (c *wsConn) replayPage(ctx context.Context, r *renderer, after int64) (hub.Frame, int, error) {
 	for acquired := false; !acquired; {
 		select {
 		case c.s.replaySlots <- struct{}{}:
@@ -245,16 +246,16 @@ func (c *wsConn) replayPage(ctx context.Context, r *renderer, after int64) (Fram
 		case <-c.ping.C:
 			// Waiting for a slot in a join storm can outlast pongWait.
 			if err := c.writePing(); err != nil {
-				return Frame{}, 0, err
+				return hub.Frame{}, 0, err
 			}
 		case <-ctx.Done():
-			return Frame{}, 0, ctx.Err()
+			return hub.Frame{}, 0, ctx.Err()
 		}
 	}
 	defer func() { <-c.s.replaySlots }()
 	evs, err := c.s.st.EventsAfter(ctx, c.sess.ID, after, backlogPage)
 	if err != nil || len(evs) == 0 {
-		return Frame{}, 0, err
+		return hub.Frame{}, 0, err
 	}
 	return r.frame(ctx, evs), len(evs), nil
 }
@@ -282,13 +283,19 @@ func (c *wsConn) write(b []byte) error {
 	return c.conn.WriteMessage(websocket.TextMessage, b)
 }
 
+// writePrepared writes a message prepared for every socket (hub.Frame.Prepared).
+func (c *wsConn) writePrepared(pm *websocket.PreparedMessage) error {
+	c.conn.SetWriteDeadline(time.Now().Add(writeWait))
+	return c.conn.WritePreparedMessage(pm)
+}
+
 func (c *wsConn) close(code int, text string) error {
 	c.conn.SetWriteDeadline(time.Now().Add(writeWait))
 	return c.conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(code, text))
 }
 
 // send queues a frame for this tab; it is dropped if the tab is not reading.
-func (c *wsConn) send(f Frame) {
+func (c *wsConn) send(f hub.Frame) {
 	select {
 	case c.out <- f:
 	default:

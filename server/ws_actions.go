@@ -11,6 +11,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/gorilla/websocket"
 
+	"parley/hub"
 	"parley/runner"
 	"parley/store"
 	"parley/views"
@@ -177,10 +178,10 @@ func userMessage(err error) string {
 }
 
 // renderFrame renders a component into a frame that shows no event.
-func renderFrame(ctx context.Context, c templ.Component) (Frame, error) {
+func renderFrame(ctx context.Context, c templ.Component) (hub.Frame, error) {
 	var buf bytes.Buffer
 	err := c.Render(ctx, &buf)
-	return Frame{Data: buf.Bytes()}, err
+	return hub.Frame{Data: buf.Bytes()}, err
 }
 
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }

@@ -18,6 +18,7 @@ import (
 	"parley/askuser"
 	"parley/cluster"
 	"parley/gateway"
+	"parley/hub"
 	"parley/metrics"
 	"parley/runner"
 	"parley/server"
@@ -83,13 +84,14 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		log.Info("removed per-run ask_user config files left by an earlier run", "files", n)
 	}
 	broker := askuser.NewBroker()
-	hub := server.NewHub()
+	hub := hub.New()
+	pubs := server.NewPublisher(hub) // renders each event once for the hub
 	expiry := server.NewExpirer(st, log)
 	runCtx, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRuns()
 	var sup *runner.Supervisor
 	met := metrics.New(func() int { return sup.Count() }, func() int { return sup.Queued() })
-	pub := server.NewMeteredPublisher(hub, met)
+	pub := pubs.Metered(met)
 	if c.UIDRange, err = settleUIDRange(ctx, c, st, log); err != nil {
 		return err
 	}
@@ -122,7 +124,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	var srv *server.Server
 	node := cluster.New(cluster.Config{TTL: c.LeaseTTL, DataDir: c.DataDir, RuntimeBase: filepath.Dir(runtimeDir)}, cluster.Deps{Store: st, Supervisor: sup,
 		// Unmetered: the owner's replica counts its events once.
-		Publisher: server.NewPublisher(hub), Log: log.With("replica", st.Replica()),
+		Publisher: pubs, Log: log.With("replica", st.Replica()),
 		TakenOver: func(n int) { met.TakenOver(n); recoverLost(ctx, srv, rec, log) },
 		Starter:   func(id string) runner.Starter { return srv.SessionStarter(id) }, Local: hub})
 	hub.Announce = node.Viewers       // this replica's viewers join the other replicas' presence lists
@@ -138,7 +140,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		Limits: c.Limits, RelayURL: "http://" + relayLn.Addr().String() + "/ask", ModelURL: "http://" + relayLn.Addr().String(),
 		RunsConfined: isUIDSandbox(rc.Sandbox), MetricsToken: c.MetricsToken, MetricsLoopback: c.MetricsLoopback,
 		RunLimits: c.RunLimits.Cgroup, ProjectDisk: c.RunLimits.ProjectDisk}, // per-project limits' defaults and owners' ceiling
-		server.Deps{Store: st, Supervisor: sup, Runs: node, Stops: node, Hub: hub, Broker: broker, Metrics: met, Log: log, Expirer: expiry, Gateway: gw,
+		server.Deps{Store: st, Supervisor: sup, Runs: node, Stops: node, Hub: hub, Publisher: pubs, Broker: broker, Metrics: met, Log: log, Expirer: expiry, Gateway: gw,
 			Tools: rc.GuardTools(toolSandbox(rc.Sandbox))}) // a tool's leftovers die with it, as a run's
 	if err != nil {
 		return err

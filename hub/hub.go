@@ -1,4 +1,7 @@
-package server
+// Package hub fans a session's frames out to every browser watching it,
+// on this replica. One goroutine owns the subscriber map (no mutex); a slow
+// browser is dropped, never waited for, and catches up from the log.
+package hub
 
 import (
 	"context"
@@ -30,9 +33,9 @@ type Frame struct {
 	// Msg is the message a delta frame's text belongs to: its block's id
 	// is named in the fragment (views.TextDelta).
 	Msg string
-	// unbound marks a frame rendered without knowing which message its
+	// Unbound marks a frame rendered without knowing which message its
 	// deltas belong to: a socket reads its events from the log instead.
-	unbound bool
+	Unbound bool
 	// Born is when the event was recorded, for latency metrics.
 	Born time.Time
 	// Kind is the event type, for metrics.
@@ -86,17 +89,13 @@ type Hub struct {
 	publish  chan published
 	control  chan func(*hubState)
 	done     chan struct{}
-	// streams is which message streams in each session, for the
-	// publisher's fragments (render_stream.go).
-	streams *streamTracker
 }
 
-// NewHub returns a Hub; Run must be running for it to deliver.
-func NewHub() *Hub {
+// New returns a Hub; Run must be running for it to deliver.
+func New() *Hub {
 	return &Hub{Presence: presenceFrame, HoldPerViewer: holdPerViewer, watching: map[string]int{},
 		subscribe: make(chan *Subscription), unsubscribe: make(chan *Subscription),
-		publish: make(chan published, 1024), control: make(chan func(*hubState), 64), done: make(chan struct{}),
-		streams: newStreamTracker()}
+		publish: make(chan published, 1024), control: make(chan func(*hubState), 64), done: make(chan struct{})}
 }
 
 // hubState is what the hub's goroutine owns: nothing else touches it.
@@ -229,6 +228,19 @@ func (st *hubState) viewers(set map[*Subscription]struct{}) []string {
 	return names
 }
 
+// Subscribers counts the subscriptions of topic the hub's goroutine holds
+// now: it asks that goroutine, so one whose Subscribe returned is counted.
+func (h *Hub) Subscribers(topic string) int {
+	n := make(chan int, 1)
+	h.do(func(st *hubState) { n <- len(st.subs[topic]) })
+	select {
+	case c := <-n:
+		return c
+	case <-h.done:
+		return 0
+	}
+}
+
 // sendPresence tells a session's subscribers here who is watching. A
 // subscriber too slow to take it is dropped like for any other frame.
 func (h *Hub) sendPresence(st *hubState, sessionID string, names []string) {
@@ -289,7 +301,7 @@ func (h *Hub) Unsubscribe(s *Subscription) {
 }
 
 // Publish queues f for the topic's subscribers (a session's id, or
-// projectTopic). It blocks only if the hub's queue is full, and never once
+// ProjectTopic). It blocks only if the hub's queue is full, and never once
 // the hub has stopped.
 func (h *Hub) Publish(topic string, f Frame) {
 	f = prepare(f) // on the publisher's goroutine, once for every socket
@@ -299,13 +311,13 @@ func (h *Hub) Publish(topic string, f Frame) {
 	}
 }
 
-// projectTopic is the hub topic on which a project's asks are announced:
+// ProjectTopic is the hub topic on which a project's asks are announced:
 // every open inbox (and every page's ask counter) of a member listens to
 // the topics of the member's projects.
-func projectTopic(projectID int64) string { return "project:" + strconv.FormatInt(projectID, 10) }
+func ProjectTopic(projectID int64) string { return "project:" + strconv.FormatInt(projectID, 10) }
 
-// first is the seq of the first event the frame shows.
-func (f Frame) first() int64 {
+// FirstSeq is the seq of the first event the frame shows.
+func (f Frame) FirstSeq() int64 {
 	if f.First != 0 {
 		return f.First
 	}

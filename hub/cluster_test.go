@@ -1,4 +1,4 @@
-package server
+package hub
 
 import (
 	"context"
@@ -19,7 +19,7 @@ type announcement struct {
 // on the returned channel.
 func runHub(t *testing.T, configure ...func(*Hub)) (*Hub, <-chan announcement) {
 	t.Helper()
-	h := NewHub()
+	h := New()
 	for _, c := range configure {
 		c(h)
 	}

@@ -1,10 +1,6 @@
-package server
+package hub
 
-import (
-	"time"
-
-	"github.com/gorilla/websocket"
-)
+import "github.com/gorilla/websocket"
 
 // prepare makes, once for every socket, the message a socket sends when f
 // is all it has to send: rendered (a delta's fast-path fragment), framed
@@ -14,16 +10,14 @@ func prepare(f Frame) Frame {
 	if f.prep != nil || (len(f.Data) == 0 && !f.IsDelta) {
 		return f // a poke for the inboxes: no message
 	}
-	var co coalescer
-	co.add(f)
-	if pm, err := websocket.NewPreparedMessage(websocket.TextMessage, co.take()); err == nil {
+	var co Coalescer
+	co.Add(f)
+	if pm, err := websocket.NewPreparedMessage(websocket.TextMessage, co.Take()); err == nil {
 		f.prep = pm
 	}
 	return f
 }
 
-// writePrepared writes a message prepared for every socket.
-func (c *wsConn) writePrepared(pm *websocket.PreparedMessage) error {
-	c.conn.SetWriteDeadline(time.Now().Add(writeWait))
-	return c.conn.WritePreparedMessage(pm)
-}
+// Prepared is the message a socket sends when f is all it has to send,
+// made once for every socket by Publish; nil for a frame it did not make.
+func (f Frame) Prepared() *websocket.PreparedMessage { return f.prep }

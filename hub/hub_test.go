@@ -1,4 +1,4 @@
-package server
+package hub
 
 import (
 	"context"
@@ -34,13 +34,13 @@ func noFrame(t *testing.T, s *Subscription, d time.Duration) {
 	t.Helper()
 	select {
 	case f := <-s.C:
-		t.Fatalf("unexpected frame %d..%d %q", f.first(), f.Seq, f.Data)
+		t.Fatalf("unexpected frame %d..%d %q", f.FirstSeq(), f.Seq, f.Data)
 	case <-time.After(d):
 	}
 }
 
 // span is "first..seq" of a frame.
-func span(f Frame) string { return fmt.Sprintf("%d..%d", f.first(), f.Seq) }
+func span(f Frame) string { return fmt.Sprintf("%d..%d", f.FirstSeq(), f.Seq) }
 
 // With many viewers the hub sends a stream's frames at most once per
 // holdFor: a lone event at once, then what gathered as one frame, in
@@ -54,7 +54,7 @@ func TestHubHoldsAStreamForALargeAudience(t *testing.T) {
 // the bubble's clock, so the test neither waits for it nor races it.
 func testHubHoldsAStream(t *testing.T) {
 	h, _ := runHub(t, func(h *Hub) { h.HoldPerViewer = time.Millisecond }) // a 100 ms hold
-	subs := make([]*Subscription, holdFrom)
+	subs := make([]*Subscription, HoldFrom)
 	for i := range subs {
 		s, err := h.Subscribe(t.Context(), "s")
 		if err != nil {
@@ -62,7 +62,7 @@ func testHubHoldsAStream(t *testing.T) {
 		}
 		subs[i] = s
 	}
-	watch := subs[holdFrom/2]
+	watch := subs[HoldFrom/2]
 	h.Publish("s", delta(1, "a"))
 	if f := nextFrame(t, watch); span(f) != "1..1" {
 		t.Fatalf("lone event: got frame %s, want 1..1 at once", span(f))
@@ -77,7 +77,7 @@ func testHubHoldsAStream(t *testing.T) {
 	if !strings.Contains(string(f.Data), strings.Repeat("b", 9)) {
 		t.Fatalf("burst: merged frame lacks the text: %q", f.Data)
 	}
-	noFrame(t, watch, 3*h.holdFor(holdFrom))
+	noFrame(t, watch, 3*h.holdFor(HoldFrom))
 
 	// A frame that is no event sends what is held first.
 	h.Publish("s", delta(11, "c")) // alone again: at once
@@ -114,11 +114,11 @@ func testHubHoldsAStream(t *testing.T) {
 	}
 }
 
-// Under holdFrom viewers every frame goes out as published.
+// Under HoldFrom viewers every frame goes out as published.
 func TestHubHoldsNothingForASmallAudience(t *testing.T) {
 	h, _ := runHub(t)
-	if h.holdFor(holdFrom-1) != 0 || h.holdFor(1000) != 20*time.Millisecond || h.holdFor(1_000_000) != maxHold {
-		t.Fatalf("holdFor: %s %s %s", h.holdFor(holdFrom-1), h.holdFor(1000), h.holdFor(1_000_000))
+	if h.holdFor(HoldFrom-1) != 0 || h.holdFor(1000) != 20*time.Millisecond || h.holdFor(1_000_000) != maxHold {
+		t.Fatalf("holdFor: %s %s %s", h.holdFor(HoldFrom-1), h.holdFor(1000), h.holdFor(1_000_000))
 	}
 	s, err := h.Subscribe(t.Context(), "s")
 	if err != nil {
@@ -213,7 +213,7 @@ func TestHubWatches(t *testing.T) {
 		t.Fatal("the closed session's subscription got a frame")
 	}
 	// A project's inbox watches the asks of every session of the project.
-	inbox, err := h.Subscribe(t.Context(), projectTopic(7))
+	inbox, err := h.Subscribe(t.Context(), ProjectTopic(7))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,9 +225,9 @@ func TestHubWatches(t *testing.T) {
 	}
 	// A subscriber too slow to keep up is dropped, and no longer counts.
 	for seq := int64(1); seq <= subBuffer+1; seq++ {
-		h.Publish(projectTopic(7), Frame{Seq: seq, Data: []byte("x")})
+		h.Publish(ProjectTopic(7), Frame{Seq: seq, Data: []byte("x")})
 	}
-	waitUnwatched(projectTopic(7))
+	waitUnwatched(ProjectTopic(7))
 	h.Unsubscribe(inbox) // once more: counted out once
 	h.watchMu.Lock()
 	defer h.watchMu.Unlock()
@@ -238,7 +238,7 @@ func TestHubWatches(t *testing.T) {
 
 // A hub that stops ends every subscription, and counts none any more.
 func TestHubWatchesNothingOnceStopped(t *testing.T) {
-	h := NewHub()
+	h := New()
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = h.Run(ctx) }()

@@ -1,4 +1,4 @@
-package server
+package hub
 
 import (
 	"maps"
@@ -58,7 +58,7 @@ func (st *hubState) remoteNames(sessionID string) []string {
 // those of a session watched here, and only the asks of one whose project
 // is.
 func (h *Hub) Watching(sessionID string, projectID int64) (session, asks bool) {
-	return h.Watches(sessionID), h.Watches(projectTopic(projectID))
+	return h.Watches(sessionID), h.Watches(ProjectTopic(projectID))
 }
 
 // CloseSession ends every subscription of the session here: its pages

@@ -1,4 +1,4 @@
-package server
+package hub
 
 import (
 	"strings"
@@ -15,17 +15,20 @@ import (
 // maxHold/holdPerViewer (2,000) viewers: a thousand viewers get a frame
 // every 20 ms instead of one per batch the run loop writes. An event that
 // comes when the session sent nothing for that long goes out at once;
-// frames keep their order, and an ask is never held. Under holdFrom
+// frames keep their order, and an ask is never held. Under HoldFrom
 // viewers nothing is held.
 const (
 	holdPerViewer = 20 * time.Microsecond
-	holdFrom      = 100
 	maxHold       = 40 * time.Millisecond
 )
 
+// HoldFrom is how many viewers of a session here make the hub hold its
+// event frames (holdFor); under it every frame goes out as published.
+const HoldFrom = 100
+
 // holdFor is how long a session's event frames may be held with n viewers.
 func (h *Hub) holdFor(n int) time.Duration {
-	if n < holdFrom {
+	if n < HoldFrom {
 		return 0
 	}
 	return min(time.Duration(n)*h.HoldPerViewer, maxHold)
@@ -49,7 +52,7 @@ func (st *hubState) publish(topic string, f Frame) {
 		st.sent[topic] = now
 		st.deliver(topic, f)
 		return
-	case h != nil && f.first() != h.frames[len(h.frames)-1].Seq+1:
+	case h != nil && f.FirstSeq() != h.frames[len(h.frames)-1].Seq+1:
 		st.release(topic)
 		st.deliver(topic, f)
 		return
@@ -119,12 +122,12 @@ func mergeFrames(fs []Frame) Frame {
 	if len(fs) == 1 {
 		return fs[0]
 	}
-	m := Frame{First: fs[0].first(), Seq: fs[len(fs)-1].Seq, Born: fs[0].Born, Kind: "batch", IsDelta: true, Msg: fs[0].Msg}
-	var co coalescer
+	m := Frame{First: fs[0].FirstSeq(), Seq: fs[len(fs)-1].Seq, Born: fs[0].Born, Kind: "batch", IsDelta: true, Msg: fs[0].Msg}
+	var co Coalescer
 	var text strings.Builder
 	for _, f := range fs {
-		co.add(f)
-		m.unbound = m.unbound || f.unbound
+		co.Add(f)
+		m.Unbound = m.Unbound || f.Unbound
 		if f.IsDelta && f.Msg != m.Msg {
 			m.IsDelta = false // deltas of two messages: one fragment each
 		}
@@ -134,7 +137,7 @@ func mergeFrames(fs []Frame) Frame {
 			m.IsDelta = false
 		}
 	}
-	m.Data = co.take()
+	m.Data = co.Take()
 	if m.IsDelta {
 		m.Delta = text.String()
 	}
