@@ -228,19 +228,6 @@ func (st *hubState) viewers(set map[*Subscription]struct{}) []string {
 	return names
 }
 
-// Subscribers counts the subscriptions of topic the hub's goroutine holds
-// now: it asks that goroutine, so one whose Subscribe returned is counted.
-func (h *Hub) Subscribers(topic string) int {
-	n := make(chan int, 1)
-	h.do(func(st *hubState) { n <- len(st.subs[topic]) })
-	select {
-	case c := <-n:
-		return c
-	case <-h.done:
-		return 0
-	}
-}
-
 // sendPresence tells a session's subscribers here who is watching. A
 // subscriber too slow to take it is dropped like for any other frame.
 func (h *Hub) sendPresence(st *hubState, sessionID string, names []string) {
@@ -271,25 +258,6 @@ func (h *Hub) SubscribeAs(ctx context.Context, sessionID, viewer string) (*Subsc
 		h.watch(sessionID, -1)
 		return nil, ctx.Err()
 	}
-}
-
-// watch counts a subscription of topic in or out.
-func (h *Hub) watch(topic string, d int) {
-	h.watchMu.Lock()
-	defer h.watchMu.Unlock()
-	if h.watching[topic] += d; h.watching[topic] <= 0 {
-		delete(h.watching, topic)
-	}
-}
-
-// Watches says whether anything here subscribes to topic: a page, an
-// inbox or an MCP client. One that subscribes after it said no reads what
-// it shows from the log after that (an MCP client reads the resource it
-// subscribed to), so it misses no event written before.
-func (h *Hub) Watches(topic string) bool {
-	h.watchMu.Lock()
-	defer h.watchMu.Unlock()
-	return h.watching[topic] > 0
 }
 
 // Unsubscribe stops delivery; s.C is then closed.
