@@ -63,6 +63,9 @@ func (c Confinement) confine() error {
 		if err := capFileSize(uint64(c.MaxFile)); err != nil {
 			return fmt.Errorf("cap the run's file size: %w", err)
 		}
+		if err := denyKeepSizeFallocate(); err != nil { // blocks past the cap (fallocate.go)
+			return fmt.Errorf("cap the run's file size: %w", err)
+		}
 	}
 	return nil
 }

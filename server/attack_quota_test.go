@@ -145,3 +145,21 @@ func TestQuotaSessionsShareTheProjectsMemory(t *testing.T) {
 	}
 	e.healthy()
 }
+
+// TestQuotaFallocateKeepSize: fallocate with FALLOC_FL_KEEP_SIZE takes
+// disk blocks without growing the file, so RLIMIT_FSIZE does not stop it,
+// and a run could take the disk beside PostgreSQL within one measurement
+// (1 GiB here, instantly, under a 50 MiB quota). It is refused.
+func TestQuotaFallocateKeepSize(t *testing.T) {
+	for _, isolation := range []string{"uid", "bwrap"} {
+		t.Run(isolation, func(t *testing.T) {
+			e, w, _ := quotaEnvIn(t, isolation, store.RunLimits{Disk: 50 << 20},
+				`touch kept; fallocate -n -l 1G kept; echo "rc=$?"; stat -c "blocks=%b" kept; rm -f kept`)
+			out := e.bash(w, 0)
+			if strings.Contains(out, "rc=0") || strings.Contains(out, "blocks=2097") {
+				t.Errorf("fallocate --keep-size took 1 GiB under a 50 MiB quota: %q", out)
+			}
+			e.healthy()
+		})
+	}
+}
