@@ -75,7 +75,7 @@ type Hub struct {
 	// Announce, if set, is told the viewers of a session on this replica
 	// after they changed (gathered like presence frames); first says the
 	// session had none here before. It runs on the hub's goroutine and
-	// must not block (see hub_cluster.go).
+	// must not block (see cluster.go).
 	Announce func(sessionID string, names []string, first bool)
 	// HoldPerViewer is how long a session's event frames may be held per
 	// viewer (holdPerViewer; tests set more).
@@ -103,7 +103,7 @@ type hubState struct {
 	h    *Hub
 	subs map[string]map[*Subscription]struct{}
 	// remote holds the viewers of sessions on other replicas, by session
-	// and replica (hub_cluster.go).
+	// and replica (cluster.go).
 	remote map[string]map[string][]string
 	// dirty sessions get a presence frame when the timer fires; local ones
 	// are also announced to the other replicas (first: none were here).

@@ -72,7 +72,7 @@ func (o *orderViewer) state() (last int64, ends int, text string, err error) {
 }
 
 // A session with more viewers here than hub.HoldFrom gets its stream in held,
-// merged frames (hub_hold.go): every viewer shows every event once, in
+// merged frames (hub/hold.go): every viewer shows every event once, in
 // order, and the whole reply; so does one that joins mid-stream and
 // catches up from the log meanwhile.
 func TestLargeAudienceSeesTheStreamOnceInOrder(t *testing.T) {

@@ -136,7 +136,7 @@ func (c *wsConn) writeLoop(ctx context.Context, sub *hub.Subscription) error {
 			if err := c.writePing(); err != nil {
 				return err
 			}
-		case <-sub.Recheck: // access changed on some replica (hub_cluster.go)
+		case <-sub.Recheck: // access changed on some replica (hub/cluster.go)
 			// The close-code contract (ws_close.go): 4001/4003 end the page,
 			// a database error does not.
 			if code, reason, ended := c.accessEnded(ctx); ended {
