@@ -15,24 +15,42 @@ import (
 )
 
 // TestFaultAnswerDuringDatabaseRestart answers an open ask while Postgres
-// is stopped (issue 28, item 6): the page says the database is away and
-// the answer was not saved, not a generic failure; once Postgres is back
-// the same answer goes through, once.
+// is stopped, from the session page and from the inbox (issue 28, item 6):
+// each says the database is away and the answer was not saved, not a
+// generic failure; once Postgres is back the same answer goes through.
 func TestFaultAnswerDuringDatabaseRestart(t *testing.T) {
-	e := newEnv(t, fakeapi.Scenario{bashStep("touch z"), {Text: "Made z."}}, envOptions{quiet: true})
-	t.Cleanup(func() { pgtest.Start(t) })
-	s := e.newSession()
-	w := e.dial(s.ID, 0)
-	w.prompt("make z")
-	in := e.waitInput(w, s.ID)
+	const want = "The database is not reachable; your answer was not saved. Try again in a moment."
+	for _, surface := range []string{"page", "inbox"} {
+		t.Run(surface, func(t *testing.T) {
+			e := newEnv(t, fakeapi.Scenario{bashStep("touch z"), {Text: "Made z."}}, envOptions{quiet: true})
+			t.Cleanup(func() { pgtest.Start(t) })
+			s := e.newSession()
+			w := e.dial(s.ID, 0)
+			w.prompt("make z")
+			in := e.waitInput(w, s.ID)
+			from := w
+			answer := func() { w.answer(in, map[string]any{"decision": "allow", "command": "touch z"}) }
+			if surface == "inbox" {
+				from = e.dialPath("/inbox/ws?list=1")
+				from.waitFor(30*time.Second, "inbox-count") // its list is shown before the outage
+				answer = func() {
+					from.send(map[string]any{"action": "answer", "input_id": in.ID, "session_id": s.ID,
+						"decision": "allow", "command": "touch z"})
+				}
+			}
 
-	pgtest.Stop(t)
-	w.answer(in, map[string]any{"decision": "allow", "command": "touch z"})
-	w.waitFor(60*time.Second, "The database is not reachable", "your answer was not saved")
-	pgtest.Start(t)
-
-	w.answer(in, map[string]any{"decision": "allow", "command": "touch z"})
-	e.wantToolResult(2, "(Bash completed with no output)", false)
+			pgtest.Stop(t)
+			answer()
+			from.waitFor(60*time.Second, want)
+			pgtest.Start(t)
+			// As a person would, try again in a moment: the pool's
+			// connections from before the restart are found dead and
+			// replaced once idle for a second (pgxpool pings them).
+			time.Sleep(2 * time.Second)
+			answer()
+			e.wantToolResult(2, "(Bash completed with no output)", false)
+		})
+	}
 }
 
 // TestFaultNewSessionDiskFull creates a session while the runtime
