@@ -285,7 +285,7 @@ func (e *env) logWords(sessionID string) []string {
 				streamed[cur] += se.Text
 			}
 		case "assistant":
-			var a assistantEvent
+			var a streamjson.MessageLine[streamjson.Message]
 			if json.Unmarshal(ev.Payload, &a) != nil || a.ParentToolUseID != nil {
 				continue
 			}

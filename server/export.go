@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"parley/store"
+	"parley/streamjson"
 	"parley/views"
 )
 
@@ -79,7 +80,7 @@ func exportEvent(b *strings.Builder, e store.Event) {
 		}
 		fmt.Fprintf(b, "## %s · %s\n\n%s\n\n", who, e.CreatedAt.UTC().Format("15:04:05"), quoteBlock(p.Text))
 	case "assistant":
-		var a assistantEvent
+		var a streamjson.MessageLine[streamjson.Message]
 		if json.Unmarshal(e.Payload, &a) != nil || a.ParentToolUseID != nil {
 			return
 		}
@@ -93,17 +94,11 @@ func exportEvent(b *strings.Builder, e store.Event) {
 			}
 		}
 	case "user":
-		var u struct {
-			ParentToolUseID *string `json:"parent_tool_use_id"`
-			Message         struct {
-				Content json.RawMessage `json:"content"`
-			} `json:"message"`
-		}
-		var blocks []contentBlock
-		if json.Unmarshal(e.Payload, &u) != nil || u.ParentToolUseID != nil || json.Unmarshal(u.Message.Content, &blocks) != nil {
+		var u streamjson.MessageLine[streamjson.Message]
+		if json.Unmarshal(e.Payload, &u) != nil || u.ParentToolUseID != nil {
 			return
 		}
-		for _, c := range blocks {
+		for _, c := range u.Message.Content {
 			if c.Type == "tool_result" {
 				label := "Result"
 				if c.IsError {

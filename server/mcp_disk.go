@@ -18,6 +18,8 @@ import (
 	"parley/mcpapi"
 	"parley/safefile"
 	"parley/store"
+	"parley/streamjson"
+	"parley/transcript"
 )
 
 // diskSession is a Claude Code session found in a project's CLI state
@@ -85,64 +87,45 @@ func (s *Server) diskSessions(ctx context.Context, p store.Project) ([]diskSessi
 	return out, nil
 }
 
-// maxTranscriptBytes bounds a transcript read for adoption; the CLI's lines
-// can exceed 64 KiB, so lines are read whole, up to maxTranscriptLine (a
-// longer one is skipped).
-const (
-	maxTranscriptBytes = 64 << 20
-	maxTranscriptLine  = 16 << 20
-)
-
-// transcriptLine is the part of a CLI transcript line Parley reads.
-type transcriptLine struct {
-	Type    string          `json:"type"`
-	IsMeta  bool            `json:"isMeta"`
-	Message json.RawMessage `json:"message"`
-}
+// maxTranscriptBytes bounds a transcript read for adoption (its lines are
+// bounded by transcript.Each).
+const maxTranscriptBytes = 64 << 20
 
 // readCLITranscript calls f with each user or assistant line of the disk
 // session's transcript: a regular file under its config dir (no link, no
-// FIFO), read a bounded line at a time.
-func readCLITranscript(d diskSession, f func(l transcriptLine, raw []byte) bool) error {
+// FIFO), read by transcript.Each, a bounded line at a time.
+func readCLITranscript(d diskSession, f func(l streamjson.Entry) bool) error {
 	file, err := safefile.OpenGlob(d.ConfigDir, d.Name)
 	if err != nil {
 		return err
 	}
 	defer file.Close()
-	r := safefile.NewLineReader(io.LimitReader(file, maxTranscriptBytes), maxTranscriptLine)
-	for {
-		raw, err := r.Next()
-		if errors.Is(err, safefile.ErrLineTooLong) {
-			continue
+	// A read error ends the list quietly: a torn last line of a live
+	// session is what there is.
+	_ = transcript.Each(io.LimitReader(file, maxTranscriptBytes), func(l streamjson.Entry, _ []byte) bool {
+		if (l.Type != "user" && l.Type != "assistant") || l.IsMeta {
+			return true
 		}
-		var l transcriptLine
-		if len(raw) > 0 && json.Unmarshal(raw, &l) == nil && (l.Type == "user" || l.Type == "assistant") && !l.IsMeta {
-			if !f(l, raw) {
-				return nil
-			}
-		}
-		if err != nil {
-			return nil // EOF, or a torn last line of a live session
-		}
-	}
+		return f(l)
+	}, nil)
+	return nil
 }
 
 // userText is the text of a user message that a person typed, "" for
-// tool results and the CLI's own command lines.
+// tool results and the CLI's own command lines. A typed prompt is saved
+// as it was sent ({"role":"user","content":"text"}); other user messages
+// hold content blocks.
 func userText(msg json.RawMessage) string {
-	var m struct {
-		Content json.RawMessage `json:"content"`
-	}
-	if json.Unmarshal(msg, &m) != nil {
-		return ""
-	}
-	var text string
-	if json.Unmarshal(m.Content, &text) != nil {
-		var blocks []struct{ Type, Text string }
-		if json.Unmarshal(m.Content, &blocks) != nil {
+	var typed streamjson.UserMessage
+	text := ""
+	if json.Unmarshal(msg, &typed) == nil {
+		text = typed.Content
+	} else {
+		var m streamjson.Message
+		if json.Unmarshal(msg, &m) != nil {
 			return ""
 		}
-		for _, b := range blocks {
+		for _, b := range m.Content {
 			if b.Type != "text" {
 				return ""
 			}
@@ -158,7 +141,7 @@ func userText(msg json.RawMessage) string {
 // firstPrompt is a transcript's first typed message, as a title.
 func firstPrompt(d diskSession) string {
 	t := ""
-	_ = readCLITranscript(d, func(l transcriptLine, _ []byte) bool {
+	_ = readCLITranscript(d, func(l streamjson.Entry) bool {
 		if l.Type == "user" {
 			t = userText(l.Message)
 		}
@@ -178,7 +161,7 @@ const importedBy = "Claude Code (on disk)"
 func transcriptEvents(d diskSession) ([]string, []json.RawMessage, error) {
 	var types []string
 	var payloads []json.RawMessage
-	err := readCLITranscript(d, func(l transcriptLine, raw []byte) bool {
+	err := readCLITranscript(d, func(l streamjson.Entry) bool {
 		if l.Type == "user" {
 			if text := userText(l.Message); text != "" {
 				b, _ := json.Marshal(map[string]any{"text": text, "by": importedBy})

@@ -10,6 +10,7 @@ import (
 	"parley/mcpapi"
 	"parley/runner"
 	"parley/store"
+	"parley/streamjson"
 )
 
 // statusWindow is how many of a session's last events get_status reads.
@@ -88,11 +89,7 @@ func summarize(events []store.Event, lines int) mcpapi.StatusOutput {
 				out.Status = "error" // the process ended in the middle of a turn
 			}
 		case "assistant":
-			var m struct {
-				Message struct {
-					Content []struct{ Type, Text, Name string }
-				}
-			}
+			var m streamjson.MessageLine[streamjson.Message]
 			_ = json.Unmarshal(e.Payload, &m)
 			for _, c := range m.Message.Content {
 				switch c.Type {
@@ -105,11 +102,7 @@ func summarize(events []store.Event, lines int) mcpapi.StatusOutput {
 				}
 			}
 		case "result":
-			var r struct {
-				IsError bool   `json:"is_error"`
-				Subtype string `json:"subtype"`
-				Result  string `json:"result"`
-			}
+			var r streamjson.Result
 			_ = json.Unmarshal(e.Payload, &r)
 			out.Result, out.Status = r.Result, "completed"
 			switch {

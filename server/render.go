@@ -14,6 +14,7 @@ import (
 	"parley/hub"
 	"parley/runner"
 	"parley/store"
+	"parley/streamjson"
 	"parley/views"
 )
 
@@ -67,7 +68,7 @@ func newBacklogRenderer(evs []store.Event) *renderer {
 		if e.Type != "assistant" {
 			continue
 		}
-		var a assistantEvent
+		var a streamjson.MessageLine[streamjson.Message]
 		if json.Unmarshal(e.Payload, &a) != nil || a.ParentToolUseID != nil {
 			continue
 		}
@@ -98,26 +99,6 @@ func (r *renderer) frame(ctx context.Context, evs []store.Event) hub.Frame {
 	last := evs[len(evs)-1].Seq
 	_ = views.LastSeq(last).Render(ctx, &buf)
 	return hub.Frame{Seq: last, Data: buf.Bytes()}
-}
-
-type assistantEvent struct {
-	ParentToolUseID *string `json:"parent_tool_use_id"`
-	Message         struct {
-		ID      string         `json:"id"`
-		Content []contentBlock `json:"content"`
-	} `json:"message"`
-}
-
-type contentBlock struct {
-	Type      string          `json:"type"`
-	Text      string          `json:"text"`
-	Thinking  string          `json:"thinking"`
-	ID        string          `json:"id"`
-	Name      string          `json:"name"`
-	Input     json.RawMessage `json:"input"`
-	ToolUseID string          `json:"tool_use_id"`
-	Content   json.RawMessage `json:"content"`
-	IsError   bool            `json:"is_error"`
 }
 
 // components maps one event to what the page shows of it.
@@ -179,7 +160,7 @@ func appendTo(c templ.Component) templ.Component {
 }
 
 func (r *renderer) assistant(payload []byte) []templ.Component {
-	var a assistantEvent
+	var a streamjson.MessageLine[streamjson.Message]
 	if json.Unmarshal(payload, &a) != nil {
 		return nil
 	}
@@ -213,21 +194,12 @@ func (r *renderer) assistant(payload []byte) []templ.Component {
 // toolResults fills in the results carried by a user event. A subagent's
 // own tool results stay in the log: its card lists its calls only.
 func toolResults(payload []byte) []templ.Component {
-	var u struct {
-		ParentToolUseID *string `json:"parent_tool_use_id"`
-		Message         struct {
-			Content json.RawMessage `json:"content"`
-		} `json:"message"`
-	}
+	var u streamjson.MessageLine[streamjson.Message]
 	if json.Unmarshal(payload, &u) != nil || u.ParentToolUseID != nil {
 		return nil
 	}
-	var blocks []contentBlock
-	if json.Unmarshal(u.Message.Content, &blocks) != nil {
-		return nil
-	}
 	var out []templ.Component
-	for _, b := range blocks {
+	for _, b := range u.Message.Content {
 		if b.Type == "tool_result" {
 			out = append(out, toolResultView(b.ToolUseID, flattenContent(b.Content), b.IsError))
 		}
@@ -242,7 +214,7 @@ func flattenContent(raw json.RawMessage) string {
 	if json.Unmarshal(raw, &s) == nil {
 		return s
 	}
-	var blocks []contentBlock
+	var blocks []streamjson.ContentBlock
 	if json.Unmarshal(raw, &blocks) != nil {
 		return string(raw)
 	}
@@ -291,15 +263,7 @@ func runEnded(e store.Event) []templ.Component {
 }
 
 func systemEvent(e store.Event) []templ.Component {
-	var s struct {
-		Subtype      string `json:"subtype"`
-		Model        string `json:"model"`
-		Attempt      int    `json:"attempt"`
-		MaxRetries   int    `json:"max_retries"`
-		RetryDelayMS int64  `json:"retry_delay_ms"`
-		ErrorStatus  *int   `json:"error_status"`
-		Error        string `json:"error"`
-	}
+	var s streamjson.System
 	_ = json.Unmarshal(e.Payload, &s)
 	switch s.Subtype {
 	case "init":

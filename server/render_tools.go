@@ -8,6 +8,7 @@ import (
 
 	"github.com/a-h/templ"
 
+	"parley/streamjson"
 	"parley/views"
 )
 
@@ -140,7 +141,7 @@ func toolResultView(id, text string, isError bool) templ.Component {
 
 // subagentSteps lists what a subagent (a Task tool's child) did inside the
 // Task card: its tool calls and a line of its text, unobtrusively.
-func subagentSteps(parent string, blocks []contentBlock) []templ.Component {
+func subagentSteps(parent string, blocks []streamjson.ContentBlock) []templ.Component {
 	var out []templ.Component
 	for _, b := range blocks {
 		switch b.Type {

@@ -9,41 +9,13 @@ import (
 	"github.com/a-h/templ"
 
 	"parley/store"
+	"parley/streamjson"
 	"parley/views"
 )
 
-// modelUsage is one model's share of a turn, as the CLI reports it.
-type modelUsage struct {
-	InputTokens              int64   `json:"inputTokens"`
-	OutputTokens             int64   `json:"outputTokens"`
-	CacheReadInputTokens     int64   `json:"cacheReadInputTokens"`
-	CacheCreationInputTokens int64   `json:"cacheCreationInputTokens"`
-	CostUSD                  float64 `json:"costUSD"`
-}
-
-type resultEvent struct {
-	IsError      bool     `json:"is_error"`
-	Subtype      string   `json:"subtype"`
-	Result       string   `json:"result"`
-	TotalCostUSD float64  `json:"total_cost_usd"`
-	NumTurns     int      `json:"num_turns"`
-	DurationMS   int64    `json:"duration_ms"`
-	Errors       []string `json:"errors"`
-	Usage        struct {
-		InputTokens              int64 `json:"input_tokens"`
-		OutputTokens             int64 `json:"output_tokens"`
-		CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-		CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
-	} `json:"usage"`
-	// The CLI's total_cost_usd and modelUsage are running totals of the
-	// process; model_usage_since_last_result is this turn's share.
-	SinceLast map[string]modelUsage `json:"model_usage_since_last_result"`
-	APIStatus *int                  `json:"api_error_status"`
-}
-
 // turnView reads a result event into a turn's figures.
 func turnView(e store.Event) views.Turn {
-	var res resultEvent
+	var res streamjson.Result
 	_ = json.Unmarshal(e.Payload, &res)
 	t := views.Turn{Seq: e.Seq, OK: !res.IsError, Turns: res.NumTurns, DurationMS: res.DurationMS}
 	if len(res.SinceLast) > 0 {
