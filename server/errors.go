@@ -45,6 +45,9 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var he *httpError
 	if errors.As(err, &he) {
 		status, msg = he.status, he.msg
+	} else if databaseAway(err) { // fault_errors.go
+		status, msg = http.StatusServiceUnavailable, msgDatabaseAway
+		s.log.Warn("request failed: the database is away", "method", r.Method, "path", r.URL.Path, "err", err)
 	} else {
 		s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
 	}

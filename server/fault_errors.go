@@ -14,10 +14,19 @@ import (
 var errAnswerNotSaved = &httpError{http.StatusServiceUnavailable,
 	"The database is not reachable; your answer was not saved. Try again in a moment."}
 
+// msgDatabaseAway is what a request that met the database away says.
+const msgDatabaseAway = "Parley cannot reach its database right now; try again in a moment."
+
+// databaseAway reports whether err means the database could not take the
+// operation now (it is stopped, restarting or out of reach).
+func databaseAway(err error) bool {
+	return err != nil && (errors.Is(err, runner.ErrUnavailable) || store.Unavailable(err))
+}
+
 // answerNotSaved turns an error that means the database is away into
 // errAnswerNotSaved; any other error is returned as it is.
 func answerNotSaved(err error) error {
-	if err != nil && (errors.Is(err, runner.ErrUnavailable) || store.Unavailable(err)) {
+	if databaseAway(err) {
 		return errAnswerNotSaved
 	}
 	return err

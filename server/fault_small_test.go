@@ -166,3 +166,19 @@ func noticeText(page string) string {
 	}
 	return "(no such notice)"
 }
+
+// TestFaultNewSessionDatabaseAway creates a session while Postgres is
+// stopped: the page says the database is away, not that something went
+// wrong on the server (issue 28, item 6).
+func TestFaultNewSessionDatabaseAway(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "Hello."}}, envOptions{quiet: true})
+	t.Cleanup(func() { pgtest.Start(t) })
+	e.getAs(e.user, "/") // the pool has a connection from before the outage too
+	pgtest.Stop(t)
+	resp := e.postAs(e.user, "/projects/"+pid(e)+"/sessions", url.Values{"text": {"hello"}})
+	body := readAll(resp)
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(body, "cannot reach its database") {
+		t.Errorf("new session with the database away: %d %q; want 503 saying the database cannot be reached",
+			resp.StatusCode, excerpt(body))
+	}
+}
