@@ -161,10 +161,7 @@ func (r *Run) askFor(req streamjson.ControlRequest) (AskPayload, error) {
 		// input: {"plan": "<file text>", "planFilePath": …}, or {} when the
 		// model wrote no plan file: then show the plan argument of the
 		// model's own tool_use, which the CLI drops.
-		var in struct {
-			Plan         string `json:"plan"`
-			PlanFilePath string `json:"planFilePath"`
-		}
+		var in streamjson.PlanInput
 		_ = json.Unmarshal(q.Input, &in)
 		p.Kind, p.Plan, p.PlanFile = KindPlan, in.Plan, in.PlanFilePath
 		if p.Plan == "" {
@@ -188,10 +185,9 @@ func (r *Run) rememberPlans(raw json.RawMessage) {
 		if b.Type != "tool_use" || b.Name != "ExitPlanMode" || len(r.plans) >= 16 {
 			continue
 		}
-		var in struct {
-			Plan string `json:"plan"` // ExitPlanMode's own argument
-		}
-		if json.Unmarshal(b.Input, &in) == nil && in.Plan != "" {
+		var in streamjson.PlanInput // the model's own plan argument
+		_ = json.Unmarshal(b.Input, &in) // a stray planFilePath must not lose the plan
+		if in.Plan != "" {
 			r.plans[b.ID] = in.Plan
 		}
 	}
