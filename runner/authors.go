@@ -146,27 +146,6 @@ func (r *Run) stopBarredTurn(ctx context.Context) {
 	}
 }
 
-// checkAuthorsCmd has the run ask again whether the authors of its turns
-// may still prompt (a member was removed or their role changed).
-type checkAuthorsCmd struct{}
-
-func (checkAuthorsCmd) run(ctx context.Context, r *Run) error {
-	r.unsure = false
-	for _, a := range r.ran {
-		r.allowed(ctx, a)
-	}
-	if r.unsure { // made again soon, until it can be made
-		time.AfterFunc(checkRetry, func() { r.post(checkAuthorsCmd{}) })
-	}
-	if len(r.lines) > 0 {
-		r.stopDue = true
-		return nil
-	}
-	r.stopBarredTurn(ctx)
-	r.endIfDue(ctx)
-	return nil
-}
-
 // barredRan names a member who lost access and whose turn this process
 // was given; "" if none.
 func (r *Run) barredRan() string {

@@ -2,13 +2,63 @@ package runner
 
 import (
 	"context"
-	"fmt"
+	"errors"
 	"strconv"
 	"time"
 
 	"parley/askuser"
 	"parley/streamjson"
 )
+
+// The loop's vocabulary: every command another goroutine hands to Run.loop
+// (run.go), each with what it does there. The work they call lives beside
+// its subject (turns.go, asks.go, drain.go, watchdog.go…); what reaches the
+// loop, and how, is read here.
+//
+//	turnCmd, interruptCmd, answerCmd  a member's turn, stop and answer
+//	askCmd, resolveCmd, detachCmd     an ask_user call opened, closed, let go
+//	expireCmd                         a detached ask expired (expire.go)
+//	noticeCmd                         a sentence about what Parley did
+//	idleCmd, reapCmd                  an idle process ended (run.go, idle.go)
+//	stallCmd, stallKillCmd            a silent turn interrupted, then killed
+//	checkAuthorsCmd                   authors' rights checked again
+//	drainCmd                          the run's part of a drain (drain.go)
+
+// command is something the loop does on behalf of another goroutine; run
+// executes it inside the loop and reports the result on reply.
+type command interface {
+	run(ctx context.Context, r *Run) error
+}
+
+// send hands c to the loop and waits for its result.
+func (r *Run) send(ctx context.Context, c command, reply chan error) error {
+	select {
+	case r.cmds <- c:
+	case <-r.done:
+		return ErrRunEnded
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if reply == nil {
+		return nil
+	}
+	select {
+	case err := <-reply:
+		return err
+	case <-r.done:
+		return ErrRunEnded
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// post hands a command to the loop without waiting for its result.
+func (r *Run) post(c command) {
+	select {
+	case r.cmds <- c:
+	case <-r.done:
+	}
+}
 
 // turnCmd writes a user turn. A turn sent while another runs is queued by
 // the CLI and runs after it.
@@ -37,89 +87,6 @@ func (c turnCmd) run(ctx context.Context, r *Run) error {
 	return err
 }
 
-// sentTurn is a turn written to a resumed process before it showed that it
-// found its conversation; a failed resume sends it again to a fresh one.
-type sentTurn struct {
-	text   string
-	by     Author
-	parley bool // Parley's own (QueuedWork.Parley)
-}
-
-// turn records and writes one user turn; a turn that waited in line names
-// its kept item (line), so it is never sent again after a crash. A turn
-// whose author may no longer prompt (it waited while they were removed) is
-// not sent: the page says so.
-func (r *Run) turn(ctx context.Context, t sentTurn, line int64) error {
-	if r.fenced.Load() {
-		return errFenced
-	}
-	if r.mustCheck(t.by, line != 0) && !r.allowed(ctx, t.by) {
-		r.notice(ctx, "warn", notSentNotice(t.by))
-		return ErrNotAllowed
-	}
-	r.recordPrompt(ctx, TypePrompt, t, line)
-	if r.fenced.Load() {
-		// Fenced while its event waited for the lease: the session is
-		// another replica's, which sends it (its kept item is released).
-		return errFenced
-	}
-	return r.writeTurn(ctx, t)
-}
-
-// recordPrompt logs a turn about to be written to the CLI (typ: TypePrompt,
-// or TypeTurnResent for one sent again to a fresh conversation), with its
-// author's id (a turn a crash cut off goes on with its author,
-// GoOnAfterCrash), the line item it waited as (0: none), and whether it is
-// Parley's own (a turn of Parley's a crash cut off does not go on again).
-func (r *Run) recordPrompt(ctx context.Context, typ string, t sentTurn, line int64) {
-	p := map[string]any{"text": t.text, "by": t.by.Name, "queued": r.turns > 0}
-	if t.by.ID != 0 {
-		p["by_id"] = t.by.ID
-	}
-	if line != 0 {
-		p["line"] = line
-	}
-	if t.parley {
-		p["parley"] = true
-	}
-	r.recordJSON(ctx, typ, p)
-}
-
-// resendTurn writes again a turn a failed resume lost: it waited, so its
-// author is checked first, as for any turn that waited in line. It is
-// logged again as resent (the page shows it once, where it was sent
-// first): the new run's log holds every turn its CLI had.
-func (r *Run) resendTurn(ctx context.Context, t sentTurn) error {
-	if r.mustCheck(t.by, true) && !r.allowed(ctx, t.by) {
-		r.notice(ctx, "warn", notSentNotice(t.by))
-		return ErrNotAllowed
-	}
-	r.recordPrompt(ctx, TypeTurnResent, t, 0)
-	return r.writeTurn(ctx, t)
-}
-
-// notSentNotice says why a member's message was not sent.
-func notSentNotice(by Author) string {
-	return fmt.Sprintf("Parley did not send %s's message: %s may no longer send messages in this project.", by.Name, by.Name)
-}
-
-// writeTurn writes a user turn to stdin.
-func (r *Run) writeTurn(ctx context.Context, t sentTurn) error {
-	if !r.initSeen {
-		r.unconfirmed = append(r.unconfirmed, t)
-	}
-	r.by.set(t.by.Name)
-	err := r.write(ctx, streamjson.NewUserTurn(t.text))
-	if err == nil {
-		r.turnWritten(t)
-		r.turns++
-		if r.turns == 1 {
-			r.changeSession(ctx, SessionChange{Status: r.status()})
-		}
-	}
-	return err
-}
-
 // interruptCmd stops the current turn with the interrupt control request;
 // the process survives and takes the next turn.
 type interruptCmd struct {
@@ -130,23 +97,6 @@ type interruptCmd struct {
 func (c interruptCmd) run(ctx context.Context, r *Run) error {
 	err := r.interrupt(ctx, c.by)
 	c.reply <- err
-	return err
-}
-
-// interrupt stops the current turn; by is who stopped it.
-func (r *Run) interrupt(ctx context.Context, by string) error {
-	r.nextReq++
-	r.interrupting()
-	id := "parley-interrupt-" + strconv.Itoa(r.nextReq)
-	r.recordJSON(ctx, TypeInterrupt, map[string]any{"by": by, "request_id": id})
-	err := r.write(ctx, streamjson.NewInterrupt(id))
-	// The CLI cancels a blocked MCP call on interrupt; close the asks here
-	// too so every page shows it at once, whatever the MCP server does.
-	for _, pa := range r.pending {
-		if rerr := r.resolve(ctx, pa, askuser.StatusCancelled, Response{Reason: "the run was stopped"}); rerr != nil {
-			r.log.Warn("cancel ask on interrupt", "input_id", pa.p.InputID, "err", rerr)
-		}
-	}
 	return err
 }
 
@@ -235,22 +185,170 @@ func (c detachCmd) run(ctx context.Context, r *Run) error {
 	return nil
 }
 
-// post hands a command to the loop without waiting for its result.
-func (r *Run) post(c command) {
-	select {
-	case r.cmds <- c:
-	case <-r.done:
+// idleCmd ends a process that has had nothing to do for idleTimeout; the
+// session's next message resumes it with --resume.
+type idleCmd struct{ gen int }
+
+func (c idleCmd) run(ctx context.Context, r *Run) error {
+	if c.gen != r.idleGen || r.turns > 0 || r.attachedAsks() > 0 {
+		return nil // work arrived after the timer fired
 	}
+	r.stopping = true
+	r.log.Info("ending idle claude process", "idle_for", r.idleTimeout)
+	r.cancel()
+	return nil
 }
 
-// callTimeout is how long an ask_user call waits: the model's "timeout"
-// kept within [askuser.MinTimeoutSeconds, the project's maximum], else the
-// project's ask timeout. The MCP server refuses a timeout out of bounds;
-// this holds the bound for any other client of the relay.
-func (r *Run) callTimeout(f askuser.Form) time.Duration {
-	if f.TimeoutSeconds <= 0 {
-		return r.askTimeout
+// noticeCmd records a sentence about what Parley did on its own.
+type noticeCmd struct{ level, text string }
+
+func (c noticeCmd) run(ctx context.Context, r *Run) error {
+	r.notice(ctx, c.level, c.text)
+	return nil
+}
+
+// reapCmd ends an idle run for a session waiting in line; a run that got
+// work meanwhile keeps going.
+type reapCmd struct{}
+
+func (reapCmd) run(ctx context.Context, r *Run) error {
+	r.reaping.Store(false)
+	if r.turns > 0 || r.attachedAsks() > 0 || r.stopping {
+		return nil
 	}
-	d := time.Duration(f.TimeoutSeconds) * time.Second
-	return min(max(d, askuser.MinTimeoutSeconds*time.Second), max(r.askTimeout, r.askMaxTimeout))
+	r.yieldSlot("a session is waiting for a free slot")
+	return nil
+}
+
+// stallCmd interrupts a turn that has been silent for stallTimeout.
+type stallCmd struct{ gen int }
+
+func (c stallCmd) run(ctx context.Context, r *Run) error {
+	if c.gen != r.stallGen || r.turns == 0 || len(r.pending) > 0 || r.stallFired || r.stopping {
+		return nil // output, an ask or the turn's end came after the timer fired
+	}
+	r.stallFired = true
+	r.log.Warn("turn stalled: interrupting", "silent_for", r.stallTimeout)
+	// "stops_turn": a crash while the interrupt ends the turn does not
+	// have it go on (GoOnAfterCrash).
+	r.recordJSON(ctx, TypeNotice, map[string]any{"level": "warn", "stops_turn": true,
+		"text": "Claude printed nothing for " + words(max(r.stallTimeout, time.Second)) +
+			", so Parley interrupted the turn. The session goes on: send a message to continue."})
+	r.nextReq++
+	r.interrupting()
+	err := r.write(ctx, streamjson.NewInterrupt("parley-watchdog-"+strconv.Itoa(r.nextReq)))
+	epoch, grace := r.stallEpoch, r.stallGrace
+	if grace <= 0 {
+		grace = DefaultStallGrace
+	}
+	r.stallKill = time.AfterFunc(grace, func() { r.post(stallKillCmd{epoch: epoch}) })
+	return err
+}
+
+// stallKillCmd ends the process of a stalled turn the interrupt did not end.
+type stallKillCmd struct{ epoch int }
+
+func (c stallKillCmd) run(ctx context.Context, r *Run) error {
+	if c.epoch != r.stallEpoch || !r.stallFired || r.stopping {
+		return nil // the turn ended after all
+	}
+	grace := r.stallGrace
+	if grace <= 0 {
+		grace = DefaultStallGrace
+	}
+	r.log.Warn("stalled turn did not end after the interrupt: killing claude", "grace", grace)
+	r.notice(ctx, "warn", "The interrupt did not end the turn within "+words(grace)+
+		", so Parley ended the Claude process. The session is kept: the next message resumes it.")
+	r.endStatus = StatusInterrupted
+	r.stopping = true
+	r.cancel()
+	return nil
+}
+
+// checkAuthorsCmd has the run ask again whether the authors of its turns
+// may still prompt (a member was removed or their role changed).
+type checkAuthorsCmd struct{}
+
+func (checkAuthorsCmd) run(ctx context.Context, r *Run) error {
+	r.unsure = false
+	for _, a := range r.ran {
+		r.allowed(ctx, a)
+	}
+	if r.unsure { // made again soon, until it can be made
+		time.AfterFunc(checkRetry, func() { r.post(checkAuthorsCmd{}) })
+	}
+	if len(r.lines) > 0 {
+		r.stopDue = true
+		return nil
+	}
+	r.stopBarredTurn(ctx)
+	r.endIfDue(ctx)
+	return nil
+}
+
+// drainReply is what a run was doing when a drain ended it, and the
+// prompt that goes on with what the drain cut off, if any (goOn).
+type drainReply struct {
+	activity int32
+	goOn     *QueuedWork
+}
+
+// drainCmd is endForDrain's part on the loop.
+type drainCmd struct {
+	reply chan drainReply
+	keep  func(*QueuedWork)
+}
+
+func (c drainCmd) run(ctx context.Context, r *Run) error {
+	r.handleBuffered(ctx) // a result already read ends its turn first
+	a := drainReply{activity: r.currentActivity()}
+	var running *turnAuthor
+	if a.activity != activityQuiet {
+		var unread []turnAuthor
+		running, unread = r.cutOff(a.activity)
+		if w, ok := goOn(running, unread); ok {
+			if c.keep != nil {
+				c.keep(&w)
+			}
+			a.goOn = &w
+			r.goesOn = true // the run-end notice says Parley carries on (goeson.go)
+		}
+	}
+	r.stopping = true
+	c.reply <- a
+	r.cancel()
+	// Written before the loop ends, so before the session is handed over;
+	// after the cancel, so an outage does not hold the drain up.
+	if running != nil {
+		r.notice(ctx, "warn", cutNotice)
+	}
+	return nil
+}
+
+// expireCmd expires a detached ask of a live run.
+type expireCmd struct {
+	id, reason string
+	reply      chan error
+}
+
+func (c expireCmd) run(ctx context.Context, r *Run) error {
+	pa, ok := r.pending[c.id]
+	if ok && pa.attached {
+		c.reply <- ErrNotPending
+		return nil
+	}
+	if !ok {
+		var err error
+		if pa, err = r.loadDetached(ctx, c.id); err != nil {
+			c.reply <- err
+			return nil
+		}
+	}
+	err := r.resolve(ctx, pa, askuser.StatusExpired, Response{Reason: c.reason})
+	if errors.Is(err, ErrNotPending) || errors.Is(err, ErrNotFound) {
+		c.reply <- err
+		return nil
+	}
+	c.reply <- err
+	return err
 }

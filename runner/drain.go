@@ -85,45 +85,6 @@ func (r *Run) endForDrain(ctx context.Context, keep func(*QueuedWork)) drainRepl
 	}
 }
 
-// drainReply is what a run was doing when a drain ended it, and the
-// prompt that goes on with what the drain cut off, if any (goOn).
-type drainReply struct {
-	activity int32
-	goOn     *QueuedWork
-}
-
-// drainCmd is endForDrain's part on the loop.
-type drainCmd struct {
-	reply chan drainReply
-	keep  func(*QueuedWork)
-}
-
-func (c drainCmd) run(ctx context.Context, r *Run) error {
-	r.handleBuffered(ctx) // a result already read ends its turn first
-	a := drainReply{activity: r.currentActivity()}
-	var running *turnAuthor
-	if a.activity != activityQuiet {
-		var unread []turnAuthor
-		running, unread = r.cutOff(a.activity)
-		if w, ok := goOn(running, unread); ok {
-			if c.keep != nil {
-				c.keep(&w)
-			}
-			a.goOn = &w
-			r.goesOn = true // the run-end notice says Parley carries on (goeson.go)
-		}
-	}
-	r.stopping = true
-	c.reply <- a
-	r.cancel()
-	// Written before the loop ends, so before the session is handed over;
-	// after the cancel, so an outage does not hold the drain up.
-	if running != nil {
-		r.notice(ctx, "warn", cutNotice)
-	}
-	return nil
-}
-
 // handleBuffered handles the output already read from the process.
 func (r *Run) handleBuffered(ctx context.Context) {
 	for len(r.lines) > 0 {

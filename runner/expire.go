@@ -3,7 +3,6 @@ package runner
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -46,34 +45,6 @@ func (s *Supervisor) Expire(ctx context.Context, projectID int64, sessionID, inp
 	s.pub.Publish(e)
 	logResolved(s.log.With("session_id", sessionID), p, string(askuser.StatusExpired), resp, true)
 	return nil
-}
-
-// expireCmd expires a detached ask of a live run.
-type expireCmd struct {
-	id, reason string
-	reply      chan error
-}
-
-func (c expireCmd) run(ctx context.Context, r *Run) error {
-	pa, ok := r.pending[c.id]
-	if ok && pa.attached {
-		c.reply <- ErrNotPending
-		return nil
-	}
-	if !ok {
-		var err error
-		if pa, err = r.loadDetached(ctx, c.id); err != nil {
-			c.reply <- err
-			return nil
-		}
-	}
-	err := r.resolve(ctx, pa, askuser.StatusExpired, Response{Reason: c.reason})
-	if errors.Is(err, ErrNotPending) || errors.Is(err, ErrNotFound) {
-		c.reply <- err
-		return nil
-	}
-	c.reply <- err
-	return err
 }
 
 // mustJSON encodes v, which is known to encode.

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"context"
 	"sync/atomic"
 	"time"
 )
@@ -27,19 +26,6 @@ func (s *Supervisor) reapIdle() {
 	if oldest != nil {
 		oldest.post(reapCmd{})
 	}
-}
-
-// reapCmd ends an idle run for a session waiting in line; a run that got
-// work meanwhile keeps going.
-type reapCmd struct{}
-
-func (reapCmd) run(ctx context.Context, r *Run) error {
-	r.reaping.Store(false)
-	if r.turns > 0 || r.attachedAsks() > 0 || r.stopping {
-		return nil
-	}
-	r.yieldSlot("a session is waiting for a free slot")
-	return nil
 }
 
 // yieldSlot ends the run so that its slot goes to a waiting session; the

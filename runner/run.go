@@ -85,34 +85,6 @@ type exitInfo struct {
 	stopped bool // Parley ended the process (shutdown, idle): not a failure
 }
 
-// command is something the loop does on behalf of another goroutine; run
-// executes it inside the loop and reports the result on reply.
-type command interface {
-	run(ctx context.Context, r *Run) error
-}
-
-// send hands c to the loop and waits for its result.
-func (r *Run) send(ctx context.Context, c command, reply chan error) error {
-	select {
-	case r.cmds <- c:
-	case <-r.done:
-		return ErrRunEnded
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	if reply == nil {
-		return nil
-	}
-	select {
-	case err := <-reply:
-		return err
-	case <-r.done:
-		return ErrRunEnded
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // Done is closed when the run's loop has ended.
 func (r *Run) Done() <-chan struct{} { return r.done }
 
@@ -305,20 +277,6 @@ func (r *Run) attachedAsks() int {
 		}
 	}
 	return n
-}
-
-// idleCmd ends a process that has had nothing to do for idleTimeout; the
-// session's next message resumes it with --resume.
-type idleCmd struct{ gen int }
-
-func (c idleCmd) run(ctx context.Context, r *Run) error {
-	if c.gen != r.idleGen || r.turns > 0 || r.attachedAsks() > 0 {
-		return nil // work arrived after the timer fired
-	}
-	r.stopping = true
-	r.log.Info("ending idle claude process", "idle_for", r.idleTimeout)
-	r.cancel()
-	return nil
 }
 
 // resync re-reads the log's last seq after a failed write: a write that

@@ -664,14 +664,6 @@ func (s *Supervisor) startFresh(o Options, turns []sentTurn) {
 	}
 }
 
-// noticeCmd records a sentence about what Parley did on its own.
-type noticeCmd struct{ level, text string }
-
-func (c noticeCmd) run(ctx context.Context, r *Run) error {
-	r.notice(ctx, c.level, c.text)
-	return nil
-}
-
 // Count is the number of live runs.
 func (s *Supervisor) Count() int {
 	s.mu.Lock()

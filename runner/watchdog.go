@@ -4,8 +4,6 @@ import (
 	"context"
 	"strconv"
 	"time"
-
-	"parley/streamjson"
 )
 
 // DefaultStallGrace is how long a stalled turn gets to end after the
@@ -72,51 +70,6 @@ func (r *Run) turnEnded() {
 	if r.stallKill != nil {
 		r.stallKill.Stop()
 	}
-}
-
-// stallCmd interrupts a turn that has been silent for stallTimeout.
-type stallCmd struct{ gen int }
-
-func (c stallCmd) run(ctx context.Context, r *Run) error {
-	if c.gen != r.stallGen || r.turns == 0 || len(r.pending) > 0 || r.stallFired || r.stopping {
-		return nil // output, an ask or the turn's end came after the timer fired
-	}
-	r.stallFired = true
-	r.log.Warn("turn stalled: interrupting", "silent_for", r.stallTimeout)
-	// "stops_turn": a crash while the interrupt ends the turn does not
-	// have it go on (GoOnAfterCrash).
-	r.recordJSON(ctx, TypeNotice, map[string]any{"level": "warn", "stops_turn": true,
-		"text": "Claude printed nothing for " + words(max(r.stallTimeout, time.Second)) +
-			", so Parley interrupted the turn. The session goes on: send a message to continue."})
-	r.nextReq++
-	r.interrupting()
-	err := r.write(ctx, streamjson.NewInterrupt("parley-watchdog-"+strconv.Itoa(r.nextReq)))
-	epoch, grace := r.stallEpoch, r.stallGrace
-	if grace <= 0 {
-		grace = DefaultStallGrace
-	}
-	r.stallKill = time.AfterFunc(grace, func() { r.post(stallKillCmd{epoch: epoch}) })
-	return err
-}
-
-// stallKillCmd ends the process of a stalled turn the interrupt did not end.
-type stallKillCmd struct{ epoch int }
-
-func (c stallKillCmd) run(ctx context.Context, r *Run) error {
-	if c.epoch != r.stallEpoch || !r.stallFired || r.stopping {
-		return nil // the turn ended after all
-	}
-	grace := r.stallGrace
-	if grace <= 0 {
-		grace = DefaultStallGrace
-	}
-	r.log.Warn("stalled turn did not end after the interrupt: killing claude", "grace", grace)
-	r.notice(ctx, "warn", "The interrupt did not end the turn within "+words(grace)+
-		", so Parley ended the Claude process. The session is kept: the next message resumes it.")
-	r.endStatus = StatusInterrupted
-	r.stopping = true
-	r.cancel()
-	return nil
 }
 
 // words says a duration the way a person would: "10 minutes", "45 seconds".
