@@ -182,3 +182,16 @@ func TestFaultNewSessionDatabaseAway(t *testing.T) {
 			resp.StatusCode, excerpt(body))
 	}
 }
+
+// TestFaultPromptDatabaseAway sends a message from the session page while
+// Postgres is stopped: the page says the database is away.
+func TestFaultPromptDatabaseAway(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "Hello."}}, envOptions{quiet: true})
+	t.Cleanup(func() { pgtest.Start(t) })
+	s := e.newSession()
+	w := e.dial(s.ID, 0)
+	time.Sleep(time.Second) // its hello is served before the outage
+	pgtest.Stop(t)
+	w.prompt("hello")
+	w.waitFor(60*time.Second, "cannot reach its database")
+}

@@ -174,6 +174,9 @@ func userMessage(err error) string {
 	if errors.As(err, &ae) {
 		return ae.Error()
 	}
+	if databaseAway(err) { // fault_errors.go
+		return msgDatabaseAway
+	}
 	return "That did not work; try again, and reload the page if it keeps failing."
 }
 
