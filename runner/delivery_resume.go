@@ -25,7 +25,7 @@ func (s *Supervisor) resumeToDeliver(o Options) {
 		defer cancel()
 		log := s.log.With("session_id", o.SessionID)
 		log.Info("resuming the session to deliver answers its process never took")
-		if err := s.withRun(ctx, o.SessionID, With(o), func(context.Context, *Run) error { return nil }); err != nil {
+		if err := s.withRun(ctx, o.SessionID, With(o), job{do: nothing}, false); err != nil {
 			log.Error("resume to deliver answers", "err", err)
 		}
 	}()
@@ -53,7 +53,7 @@ func (s *Supervisor) DeliverOwed(sessions []string, start func(sessionID string)
 			defer s.wg.Done()
 			ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
 			defer cancel()
-			if err := s.withRun(ctx, id, start(id), func(context.Context, *Run) error { return nil }); err != nil {
+			if err := s.withRun(ctx, id, start(id), job{do: nothing}, false); err != nil {
 				s.log.Error("resume to deliver answers", "session_id", id, "err", err)
 			}
 		}()

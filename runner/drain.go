@@ -262,9 +262,9 @@ func (s *Supervisor) dropLine() []Handover {
 // conversation) with no turn, for a session another replica handed over;
 // it does nothing when the session already has a process here.
 func (s *Supervisor) Resume(ctx context.Context, sessionID string, start Starter) error {
-	_, err := s.ensure(ctx, sessionID, start)
+	_, err := s.ensure(ctx, sessionID, start, false)
 	if waitsInLine(err) {
-		return s.enqueue(ctx, sessionID, start, func(context.Context, *Run) error { return nil }, false)
+		return s.enqueue(ctx, sessionID, start, job{do: nothing}, false)
 	}
 	return err
 }

@@ -99,7 +99,7 @@ func TestDrainWaitsForASessionGivenASlot(t *testing.T) {
 		o := testOptions(t, "")
 		drained := make(chan []Handover, 1)
 		drainDone := make(chan struct{})
-		prompt := func(jctx context.Context, r *Run) error {
+		prompt := func(jctx context.Context, r *Run, _ int64) error {
 			go func() { drained <- sup.Drain(ctx, 0); close(drainDone) }() // ctx: the drain outlives the job
 			select {
 			case <-drainDone:
@@ -111,7 +111,7 @@ func TestDrainWaitsForASessionGivenASlot(t *testing.T) {
 			reply := make(chan error, 1)
 			return r.send(jctx, turnCmd{text: "hello", by: Author{Name: "Ann"}, reply: reply}, reply)
 		}
-		if err := sup.enqueue(withQueuedWork(ctx, QueuedWork{Text: "hello", By: "Ann"}), "s1", With(o), prompt, false); err != nil {
+		if err := sup.enqueue(ctx, "s1", With(o), job{work: &QueuedWork{Text: "hello", By: "Ann"}, do: prompt}, false); err != nil {
 			t.Fatal(err)
 		}
 		if err := sup.Prompt(ctx, "s1", With(o), "and then", Author{Name: "Ann"}); err != nil {
@@ -160,7 +160,7 @@ func TestQueuedWorkBackInLineIsHandedOver(t *testing.T) {
 	ctx := t.Context()
 	o := testOptions(t, "")
 	tried := make(chan struct{})
-	prompt := func(ctx context.Context, r *Run) error {
+	prompt := func(ctx context.Context, r *Run, _ int64) error {
 		select {
 		case <-tried:
 			t.Error("the prompt ran again: it should wait in line")
@@ -176,7 +176,7 @@ func TestQueuedWorkBackInLineIsHandedOver(t *testing.T) {
 		reply := make(chan error, 1)
 		return r.send(ctx, turnCmd{text: "hello", by: Author{Name: "Ann"}, reply: reply}, reply)
 	}
-	if err := sup.enqueue(withQueuedWork(ctx, QueuedWork{Text: "hello", By: "Ann"}), "s1", With(o), prompt, false); err != nil {
+	if err := sup.enqueue(ctx, "s1", With(o), job{work: &QueuedWork{Text: "hello", By: "Ann"}, do: prompt}, false); err != nil {
 		t.Fatal(err)
 	}
 	sup.releaseSlot()

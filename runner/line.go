@@ -126,27 +126,10 @@ func (s *Supervisor) Replay(ctx context.Context, sessionID string, start Starter
 	return err
 }
 
-// queuedWorkKey marks the context of a Prompt or an Answer with its
-// QueuedWork, so it can be kept if it waits in line.
-type queuedWorkKey struct{}
-
-// withQueuedWork marks ctx with q.
-func withQueuedWork(ctx context.Context, q QueuedWork) context.Context {
-	return context.WithValue(ctx, queuedWorkKey{}, q)
-}
-
-// queuedWork is the QueuedWork ctx is marked with, if any.
-func queuedWork(ctx context.Context) *QueuedWork {
-	if q, ok := ctx.Value(queuedWorkKey{}).(QueuedWork); ok {
-		return &q
-	}
-	return nil
-}
-
-// lineOf is the kept line item of the work ctx is marked with (0 = none).
-func lineOf(ctx context.Context) int64 {
-	if q := queuedWork(ctx); q != nil {
-		return q.Line
+// lineOf is w's kept line item (0 = none, or no work).
+func lineOf(w *QueuedWork) int64 {
+	if w != nil {
+		return w.Line
 	}
 	return 0
 }

@@ -57,11 +57,18 @@ type waiter struct {
 }
 
 // job is one piece of a waiter's work: do, and for a prompt or an answer
-// what it is, for a drain to move (nil for others).
+// what it is, for a drain to move and to keep in line (nil for others).
 type job struct {
-	do   func(context.Context, *Run) error
+	do   sendFunc
 	work *QueuedWork
 }
+
+// sendFunc hands a job's work to the session's run r; line is the work's
+// kept line item (QueuedWork.Line), 0 when it has none.
+type sendFunc func(ctx context.Context, r *Run, line int64) error
+
+// nothing is the job of a start with no work: the run starts, and that is all.
+func nothing(context.Context, *Run, int64) error { return nil }
 
 // grant hands w a slot; called with slots.mu held.
 func (q *slots) grant(w *waiter) {
@@ -186,7 +193,7 @@ func (q *slots) release() {
 // it is already in line or given a slot and still taking work (isNew
 // false), else with a new one (with behind set: errNotInLine). work, when
 // set, is the prompt or answer job delivers, for a drain to move.
-func (q *slots) enqueue(sessionID string, start Starter, do func(context.Context, *Run) error, work *QueuedWork, behind bool) (w *waiter, isNew bool, err error) {
+func (q *slots) enqueue(sessionID string, start Starter, do sendFunc, work *QueuedWork, behind bool) (w *waiter, isNew bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
@@ -282,12 +289,13 @@ func (s *Supervisor) announce(before []string) {
 	}
 }
 
-// enqueue puts f in line for the session and returns at once: the page
-// shows the session's place, and f runs once a slot is free. An idle run
-// is asked to end so that one is. With behind set, f only joins earlier
+// enqueue puts j in line for the session and returns at once: the page
+// shows the session's place, and j runs once a slot is free. An idle run
+// is asked to end so that one is. A copy of j's work is kept in line
+// (LineStore) and waits with it. With behind set, j only joins earlier
 // work of the session in line: errNotInLine when there is none (any
-// more), and f, kept, is for the caller to send.
-func (s *Supervisor) enqueue(ctx context.Context, sessionID string, start Starter, f func(context.Context, *Run) error, behind bool) error {
+// more), and j, kept, is for the caller to send.
+func (s *Supervisor) enqueue(ctx context.Context, sessionID string, start Starter, j job, behind bool) error {
 	s.mu.Lock()
 	closed, draining := s.closed, s.draining
 	s.mu.Unlock()
@@ -297,12 +305,16 @@ func (s *Supervisor) enqueue(ctx context.Context, sessionID string, start Starte
 	if draining {
 		return ErrDraining
 	}
-	qw := queuedWork(ctx)
+	var qw *QueuedWork
+	if j.work != nil {
+		w := *j.work // kept as it is now; the caller's stays unkept
+		qw = &w
+	}
 	kept, err := s.keepInLine(ctx, sessionID, qw)
 	if err != nil {
 		return fmt.Errorf("keep it in line for a claude slot: %w", err)
 	}
-	w, isNew, err := s.slots.enqueue(sessionID, start, f, qw, behind)
+	w, isNew, err := s.slots.enqueue(sessionID, start, j.do, qw, behind)
 	if errors.Is(err, errNotInLine) {
 		return err
 	}
@@ -356,7 +368,7 @@ func (s *Supervisor) serveWaiter(w *waiter) {
 	// meanwhile joins w (slots.open), in order; its start waits for the
 	// session's StartGuard (a merge of its worktree), if need be.
 	defer s.slots.seal(w)
-	ctx, cancel := context.WithTimeout(withFromLine(s.ctx), time.Minute)
+	ctx, cancel := context.WithTimeout(s.ctx, time.Minute)
 	defer cancel()
 	log := s.log.With("session_id", w.sessionID)
 	jobs := s.slots.jobsOf(w)
@@ -364,7 +376,7 @@ func (s *Supervisor) serveWaiter(w *waiter) {
 		s.releaseSlot()
 		return
 	}
-	sctx, scancel := context.WithTimeout(withFromLine(s.ctx), guardWait+time.Minute)
+	sctx, scancel := context.WithTimeout(s.ctx, guardWait+time.Minute)
 	r, err := s.startWithSlot(sctx, w.sessionID, w.start)
 	scancel()
 	if err != nil {
@@ -387,23 +399,20 @@ func (s *Supervisor) serveWaiter(w *waiter) {
 	// The jobs are handed over with a time of their own: the start may
 	// have waited for a merge.
 	cancel()
-	ctx, cancel = context.WithTimeout(withFromLine(s.ctx), time.Minute)
+	ctx, cancel = context.WithTimeout(s.ctx, time.Minute)
 	defer cancel()
 	for i := 0; ; i++ {
 		j, ok := s.slots.job(w, i) // none left: w is sealed
 		if !ok {
 			return
 		}
-		jctx := ctx
-		if j.work != nil { // a prompt names its kept item; work back in line is kept as it is
-			jctx = withQueuedWork(ctx, *j.work)
-		}
-		err := j.do(jctx, r)
+		// A prompt names its kept item; work back in line is kept as it is.
+		err := j.do(ctx, r, lineOf(j.work))
 		if errors.Is(err, ErrRunEnded) {
-			// Tried once more: withRun sees to its kept item. The rest go
-			// the same way, in order: w takes no more.
+			// Tried once more, as work from the line: withRun sees to its
+			// kept item. The rest go the same way, in order: w takes no more.
 			s.slots.seal(w)
-			err = s.withRun(jctx, w.sessionID, w.start, j.do)
+			err = s.withRun(ctx, w.sessionID, w.start, j, true)
 		} else {
 			s.leftLine(j.work, err)
 		}

@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"context"
 	"errors"
 	"testing"
 
@@ -10,7 +9,7 @@ import (
 
 func TestSlotsLineIsFirstComeFirstServed(t *testing.T) {
 	q := &slots{max: 2}
-	job := func(context.Context, *Run) error { return nil }
+	job := nothing
 	if !q.tryAcquire() || !q.tryAcquire() {
 		t.Fatal("two free slots were not given")
 	}
@@ -69,7 +68,7 @@ func TestSlotsWithoutCap(t *testing.T) {
 // work (behind) is refused when there is none.
 func TestSlotsOpenWaiterTakesLaterWork(t *testing.T) {
 	q := &slots{}
-	job := func(context.Context, *Run) error { return nil }
+	job := nothing
 	if _, _, err := q.enqueue("a", nil, job, nil, true); !errors.Is(err, errNotInLine) {
 		t.Fatalf("behind with nothing in line: %v, want errNotInLine", err)
 	}

@@ -216,7 +216,7 @@ func (s *Supervisor) startFresh(o Options, turns []sentTurn) {
 		log.Error("start a fresh conversation", "err", err)
 		return
 	}
-	err := s.withRun(ctx, o.SessionID, With(o), func(ctx context.Context, r *Run) error {
+	err := s.withRun(ctx, o.SessionID, With(o), job{do: func(ctx context.Context, r *Run, _ int64) error {
 		r.post(noticeCmd{level: "warn", text: "Claude could not resume the earlier conversation (its transcript was never saved), " +
 			"so Parley started a new one and sent your last message to it again."})
 		for _, t := range turns {
@@ -227,7 +227,7 @@ func (s *Supervisor) startFresh(o Options, turns []sentTurn) {
 			}
 		}
 		return nil
-	})
+	}}, false)
 	if err != nil {
 		log.Error("start a fresh conversation", "err", err)
 	}

@@ -29,11 +29,9 @@ func (s *Supervisor) startWithSlot(ctx context.Context, sessionID string, start 
 			}
 			wait = make(chan struct{})
 			s.starting[sessionID] = wait
-			if isFromLine(ctx) {
-				s.lineStarts[sessionID] = true
-			}
+			s.lineStarts[sessionID] = true
 			s.mu.Unlock()
-			return s.startNow(ctx, sessionID, start, wait)
+			return s.startNow(ctx, sessionID, start, wait, true)
 		}
 		s.mu.Unlock()
 		select {
@@ -52,8 +50,7 @@ func (s *Supervisor) startWithSlot(ctx context.Context, sessionID string, start 
 // line itself goes on).
 // s.mu is never held across the database or the process start: a session
 // being started is marked in s.starting, and a second caller waits for it.
-func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter) (*Run, error) {
-	fromLine := isFromLine(ctx)
+func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter, fromLine bool) (*Run, error) {
 	for {
 		s.mu.Lock()
 		if !fromLine && s.slots.isOpen(sessionID) {
@@ -84,7 +81,7 @@ func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter
 				s.lineStarts[sessionID] = true
 			}
 			s.mu.Unlock()
-			return s.startNow(ctx, sessionID, start, wait)
+			return s.startNow(ctx, sessionID, start, wait, fromLine)
 		}
 		lineStart := s.lineStarts[sessionID]
 		s.mu.Unlock()
@@ -102,14 +99,14 @@ func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter
 // startNow starts the session's run in a slot already taken, which the
 // run gives back when it ends (or at once, when it does not start); the
 // caller has marked the session starting. A start for work in line
-// (withFromLine) waits for the session's StartGuard; any other is refused
+// (fromLine) waits for the session's StartGuard; any other is refused
 // with ErrStartHeld while the guard is held elsewhere.
-func (s *Supervisor) startNow(ctx context.Context, sessionID string, start Starter, starting chan struct{}) (*Run, error) {
+func (s *Supervisor) startNow(ctx context.Context, sessionID string, start Starter, starting chan struct{}, fromLine bool) (*Run, error) {
 	var r *Run
 	var release func()
 	var err error
 	if s.startGuard != nil {
-		release, err = s.startGuard(ctx, sessionID, isFromLine(ctx))
+		release, err = s.startGuard(ctx, sessionID, fromLine)
 		if err == nil {
 			// A drain or a shutdown may have begun while it waited.
 			s.mu.Lock()

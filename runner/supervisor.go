@@ -91,16 +91,6 @@ func waitsInLine(err error) bool {
 // waiter is still handing it to the run): later work joins it there.
 var errInLine = errors.New("the session's earlier work waits in line")
 
-// fromLine marks the context of a start for work in line: it waits for the
-// session's StartGuard.
-type fromLineKey struct{}
-
-func withFromLine(ctx context.Context) context.Context {
-	return context.WithValue(ctx, fromLineKey{}, true)
-}
-
-func isFromLine(ctx context.Context) bool { v, _ := ctx.Value(fromLineKey{}).(bool); return v }
-
 // NewSupervisor returns a Supervisor whose runs live until ctx ends or
 // Shutdown is called.
 func NewSupervisor(ctx context.Context, d Deps) *Supervisor {
@@ -131,46 +121,46 @@ func (s *Supervisor) PromptWork(ctx context.Context, sessionID string, start Sta
 }
 
 func (s *Supervisor) prompt(ctx context.Context, sessionID string, start Starter, w QueuedWork) error {
-	// A turn that waits in line says what it is, so that it can be kept
-	// and a drain can move it.
-	ctx = withQueuedWork(ctx, w)
-	return s.withRun(ctx, sessionID, start, func(ctx context.Context, r *Run) error {
+	// A turn that waits in line says what it is (work), so that it can be
+	// kept and a drain can move it.
+	return s.withRun(ctx, sessionID, start, job{work: &w, do: func(ctx context.Context, r *Run, line int64) error {
 		reply := make(chan error, 1)
-		return r.send(ctx, turnCmd{text: w.Text, by: Author{Name: w.By, ID: w.ByID}, line: lineOf(ctx), parley: w.Parley, reply: reply}, reply)
-	})
+		return r.send(ctx, turnCmd{text: w.Text, by: Author{Name: w.By, ID: w.ByID}, line: line, parley: w.Parley, reply: reply}, reply)
+	}}, false)
 }
 
-// withRun calls f with the session's live run, starting one when there is
+// withRun hands j to the session's live run, starting one when there is
 // none. A run that is ending (idle stop, exit) refuses commands with
-// ErrRunEnded; f is then tried once more on a new run, so a message that
-// races an ending process is not lost. When every slot is taken, f waits
-// in line and withRun returns nil at once. Work ctx is marked with that
-// was kept in line leaves it once f is done with it.
-func (s *Supervisor) withRun(ctx context.Context, sessionID string, start Starter, f func(context.Context, *Run) error) error {
-	err := s.runNow(ctx, sessionID, start, f)
-	// Earlier work of the session was being handed to its run: f goes
+// ErrRunEnded; j is then tried once more on a new run, so a message that
+// races an ending process is not lost. When every slot is taken, j waits
+// in line and withRun returns nil at once. j's work, if it was kept in
+// line, leaves it once j is done. fromLine says j comes from the line: its
+// start waits for the session's StartGuard, and goes before later work.
+func (s *Supervisor) withRun(ctx context.Context, sessionID string, start Starter, j job, fromLine bool) error {
+	err := s.runNow(ctx, sessionID, start, j, fromLine)
+	// Earlier work of the session was being handed to its run: j goes
 	// behind it, or, if it was all handed over meanwhile, to the run.
 	for try := 0; try < 3 && errors.Is(err, errInLine); try++ {
-		if err = s.enqueue(ctx, sessionID, start, f, true); !errors.Is(err, errNotInLine) {
+		if err = s.enqueue(ctx, sessionID, start, j, true); !errors.Is(err, errNotInLine) {
 			return err
 		}
-		err = s.runNow(ctx, sessionID, start, f)
+		err = s.runNow(ctx, sessionID, start, j, fromLine)
 	}
 	if waitsInLine(err) {
-		return s.enqueue(ctx, sessionID, start, f, false)
+		return s.enqueue(ctx, sessionID, start, j, false)
 	}
-	s.leftLine(queuedWork(ctx), err)
+	s.leftLine(j.work, err)
 	return err
 }
 
-// runNow is withRun's attempt without the line: errNoSlot when f must
+// runNow is withRun's attempt without the line: errNoSlot when j must
 // wait for a slot, ErrStartHeld when for the session's StartGuard.
-func (s *Supervisor) runNow(ctx context.Context, sessionID string, start Starter, f func(context.Context, *Run) error) error {
-	r, err := s.ensure(ctx, sessionID, start)
+func (s *Supervisor) runNow(ctx context.Context, sessionID string, start Starter, j job, fromLine bool) error {
+	r, err := s.ensure(ctx, sessionID, start, fromLine)
 	if err != nil {
 		return err
 	}
-	err = f(ctx, r)
+	err = j.do(ctx, r, lineOf(j.work))
 	if !errors.Is(err, ErrRunEnded) {
 		return err
 	}
@@ -179,10 +169,10 @@ func (s *Supervisor) runNow(ctx context.Context, sessionID string, start Starter
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if r, err = s.ensure(ctx, sessionID, start); err != nil {
+	if r, err = s.ensure(ctx, sessionID, start, fromLine); err != nil {
 		return err
 	}
-	return f(ctx, r)
+	return j.do(ctx, r, lineOf(j.work))
 }
 
 // Interrupt stops the session's current turn.
@@ -211,11 +201,10 @@ func (s *Supervisor) answer(ctx context.Context, sessionID string, start Starter
 		}
 	}
 	// An answer that waits in line says what it is too (drain.go).
-	ctx = withQueuedWork(ctx, w)
-	return s.withRun(ctx, sessionID, start, func(ctx context.Context, r *Run) error {
+	return s.withRun(ctx, sessionID, start, job{work: &w, do: func(ctx context.Context, r *Run, _ int64) error {
 		reply := make(chan error, 1)
 		return r.send(ctx, answerCmd{id: inputID, resp: resp, reply: reply}, reply)
-	})
+	}}, false)
 }
 
 // SetLeaseCheck sets what every run asks before it writes to the log:
