@@ -195,3 +195,28 @@ func TestFaultPromptDatabaseAway(t *testing.T) {
 	w.prompt("hello")
 	w.waitFor(60*time.Second, "cannot reach its database")
 }
+
+// TestFaultNewSessionOverDiskQuota creates a session in a project over its
+// disk quota: it is refused with the quota's sentence, and no empty
+// session is left behind (issue 28, item 6).
+func TestFaultNewSessionOverDiskQuota(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "never sent"}}, envOptions{quiet: true})
+	e.srv.cfg.ProjectDisk = 1 << 20
+	ws := WorkspaceDir(e.dataDir, e.project)
+	if err := os.MkdirAll(ws, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "data"), make([]byte, 2<<20), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	resp := e.postAs(e.user, "/projects/"+pid(e)+"/sessions", url.Values{"text": {"hello"}})
+	body := readAll(resp)
+	if resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "disk quota") {
+		t.Errorf("new session over the disk quota: %d %q; want 403 naming the quota", resp.StatusCode, excerpt(body))
+	}
+	var n int
+	e.queryRow(`SELECT count(*) FROM sessions WHERE project_id = $1`, []any{e.project.ID}, &n)
+	if n != 0 {
+		t.Errorf("%d sessions after the refused request; want none left behind", n)
+	}
+}

@@ -141,6 +141,9 @@ func (s *Server) beginSession(ctx context.Context, p store.Project, v viewer, te
 	if err := s.sup.CheckRunFiles(); err != nil { // its run could not start: make no session
 		return store.Session{}, s.refuseNoRoom(err)
 	}
+	if err := s.checkDisk(ctx, p.ID); err != nil { // over its disk quota: refused before a row is made
+		return store.Session{}, err
+	}
 	sess, err := s.st.CreateSessionBy(ctx, p.ID, title(text), v.Name, v.ID)
 	if err != nil {
 		return sess, err
