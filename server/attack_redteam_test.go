@@ -321,3 +321,54 @@ func oneBash(t *testing.T, isolation, cmd string) (*env, store.Session, string) 
 	out, _ := e.lastToolResult(2)
 	return e, s, out
 }
+
+// TestRedteamTokensDieWithTheRun: a run's Bash keeps its model token and
+// its ask relay token in the workspace; the session is stopped and
+// prompted again, and the new run's Bash uses the old tokens against the
+// gateway and the ask relay. Both are refused.
+func TestRedteamTokensDieWithTheRun(t *testing.T) {
+	keep := `T=$(sed -n 's/.*"token": *"\([^"]*\)".*/\1/p' "$ASK_USER_CONFIG"); echo "$ANTHROPIC_API_KEY $T" > old-tokens; echo KEPT`
+	use := `read M A < old-tokens; U=$(sed -n 's/.*"url": *"\([^"]*\)".*/\1/p' "$ASK_USER_CONFIG"); ` +
+		`echo "MODEL $(curl -s -o /dev/null -w '%{http_code}' -H "x-api-key: $M" -H 'content-type: application/json' -d '{"model":"claude-haiku-4-5","max_tokens":5,"messages":[{"role":"user","content":"old token"}]}' "$ANTHROPIC_BASE_URL/v1/messages")"; ` +
+		`echo "ASK $(curl -s -o /dev/null -w '%{http_code}' --max-time 5 -X POST -H "Authorization: Bearer $A" -d '{"question":"q"}' "$U")"; ` +
+		`[ "$M" != "$ANTHROPIC_API_KEY" ] && echo NEW-TOKEN; echo USED`
+	sc := fakeapi.Scenario{
+		{ToolName: "Bash", ToolInput: map[string]any{"command": keep}},
+		{Text: "OUT " + fakeapi.ToolResultPlaceholder},
+		{ToolName: "Bash", ToolInput: map[string]any{"command": use}},
+		{Text: "OUT2 " + fakeapi.ToolResultPlaceholder},
+	}
+	for _, isolation := range []string{"uid", "bwrap"} {
+		t.Run(isolation, func(t *testing.T) {
+			e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, runConfig: confineRuns(t)})
+			settings := e.project.ProjectSettings
+			settings.AllowedTools = []string{"Bash"}
+			if err := e.st.UpdateProjectSettings(t.Context(), e.project.ID, settings, ""); err != nil {
+				t.Fatal(err)
+			}
+			s := e.newSession()
+			w := e.dial(s.ID, 0)
+			w.prompt("keep the tokens")
+			w.waitFor(120*time.Second, "OUT ", "Done ·")
+			if out, _ := e.lastToolResult(2); !strings.Contains(out, "KEPT") {
+				t.Fatalf("the tokens were not kept: %q", out)
+			}
+			e.sup.Stop(s.ID)
+			w.prompt("use the old tokens")
+			w.waitFor(120*time.Second, "OUT2 ", "Done ·")
+			out, _ := e.lastToolResult(4)
+			t.Logf("the new run printed:\n%s", out)
+			if !strings.Contains(out, "NEW-TOKEN") || !strings.Contains(out, "USED") {
+				t.Fatalf("the new run did not get new tokens, or the probe did not run: %q", out)
+			}
+			for _, want := range []string{"MODEL 401", "ASK 403"} {
+				if !strings.Contains(out, want) {
+					t.Errorf("an ended run's token was not refused: want %q", want)
+				}
+			}
+			if n := len(sideRequestsOf(e, "old token")); n > 0 {
+				t.Errorf("%d requests with an ended run's token reached the model", n)
+			}
+		})
+	}
+}
