@@ -66,7 +66,7 @@ type turnCmd struct {
 	text   string
 	by     Author
 	resend bool  // a turn a failed resume lost, logged again as resent
-	line   int64 // its kept line item, named in the prompt event (0 = none)
+	item   int64 // its kept queue item, named in the prompt event (0 = none)
 	parley bool  // Parley's own (QueuedWork.Parley)
 	reply  chan error
 }
@@ -81,7 +81,7 @@ func (c turnCmd) run(ctx context.Context, r *Run) error {
 	if c.resend {
 		err = r.resendTurn(ctx, sentTurn{text: c.text, by: c.by, parley: c.parley})
 	} else {
-		err = r.turn(ctx, sentTurn{text: c.text, by: c.by, parley: c.parley}, c.line)
+		err = r.turn(ctx, sentTurn{text: c.text, by: c.by, parley: c.parley}, c.item)
 	}
 	c.reply <- err
 	return err

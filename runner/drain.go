@@ -240,11 +240,11 @@ func (s *Supervisor) anyActivity(a int32) bool {
 // prompts and answers that waited there.
 func (s *Supervisor) dropLine() []Handover {
 	s.slots.mu.Lock()
-	line := s.slots.waiting
+	queue := s.slots.waiting
 	s.slots.waiting = nil
 	s.slots.closed = true // work that comes now is refused (ErrDraining): it goes elsewhere
-	hs := make([]Handover, 0, len(line))
-	for _, w := range line {
+	hs := make([]Handover, 0, len(queue))
+	for _, w := range queue {
 		w.dropped = true
 		close(w.granted) // its goroutine sees dropped and ends
 		hs = append(hs, Handover{SessionID: w.sessionID, Work: work(w.jobs)})
@@ -263,7 +263,7 @@ func (s *Supervisor) dropLine() []Handover {
 // it does nothing when the session already has a process here.
 func (s *Supervisor) Resume(ctx context.Context, sessionID string, start Starter) error {
 	_, err := s.ensure(ctx, sessionID, start, false)
-	if waitsInLine(err) {
+	if waitsInQueue(err) {
 		return s.enqueue(ctx, sessionID, start, job{do: nothing}, false)
 	}
 	return err

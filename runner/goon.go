@@ -96,16 +96,16 @@ func goOn(running *turnAuthor, unread []turnAuthor) (w QueuedWork, ok bool) {
 // above). If it cannot be kept, w stays in memory (Line 0): the drain
 // gives it to another replica, if one is alive.
 func (s *Supervisor) keepGoOn(ctx context.Context, sessionID string, w *QueuedWork) {
-	if _, err := s.keepInLine(ctx, sessionID, w); err != nil {
+	if _, err := s.keepQueued(ctx, sessionID, w); err != nil {
 		s.log.Error("keep the prompt that goes on with a turn cut off", "session_id", sessionID, "err", err)
 		return
 	}
-	if s.line == nil || w.Line == 0 {
+	if s.kept == nil || w.Line == 0 {
 		return
 	}
-	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lineWrite)
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), queueWrite)
 	defer cancel()
-	if err := s.line.Release(rctx, w.Line); err != nil {
+	if err := s.kept.Release(rctx, w.Line); err != nil {
 		// Kept by this replica, it is released with the session (HandOver).
 		s.log.Warn("release the prompt that goes on with a turn cut off", "session_id", sessionID, "err", err)
 	}

@@ -42,13 +42,13 @@ func (s *Supervisor) goOnFirst(r *Run, w *QueuedWork) {
 	ctx, cancel := context.WithTimeout(s.ctx, writeTimeout)
 	defer cancel()
 	reply := make(chan error, 1)
-	err := r.send(ctx, turnCmd{text: w.Text, by: Author{Name: w.By, ID: w.ByID}, line: w.Line, parley: w.Parley, reply: reply}, reply)
+	err := r.send(ctx, turnCmd{text: w.Text, by: Author{Name: w.By, ID: w.ByID}, item: w.Line, parley: w.Parley, reply: reply}, reply)
 	if err != nil && !errors.Is(err, ErrNotAllowed) { // not allowed: the page says so
 		r.log.Error("send the prompt that goes on with a lost run's turns", "err", err)
 	}
 	if errors.Is(err, ErrRunEnded) {
-		s.releaseLine(w) // the session's next run sends it
+		s.releaseQueued(w) // the session's next run sends it
 		return
 	}
-	s.leftLine(w, err)
+	s.settleQueued(w, err)
 }

@@ -22,8 +22,8 @@ type QueueObserver interface {
 // errNoSlot says every slot is taken: the work must wait in line.
 var errNoSlot = errors.New("every claude slot is taken")
 
-// errNotInLine says no earlier work of the session is in line to join.
-var errNotInLine = errors.New("no earlier work of the session is in line")
+// errNotQueued says no earlier work of the session is in line to join.
+var errNotQueued = errors.New("no earlier work of the session is in line")
 
 // slots caps the live claude processes of a supervisor. A session that
 // needs a process when none is free waits in line (first come, first
@@ -63,9 +63,9 @@ type job struct {
 	work *QueuedWork
 }
 
-// sendFunc hands a job's work to the session's run r; line is the work's
-// kept line item (QueuedWork.Line), 0 when it has none.
-type sendFunc func(ctx context.Context, r *Run, line int64) error
+// sendFunc hands a job's work to the session's run r; item is the work's
+// kept queue item (QueuedWork.Line), 0 when it has none.
+type sendFunc func(ctx context.Context, r *Run, item int64) error
 
 // nothing is the job of a start with no work: the run starts, and that is all.
 func nothing(context.Context, *Run, int64) error { return nil }
@@ -191,7 +191,7 @@ func (q *slots) release() {
 
 // enqueue puts job in line for sessionID: with the session's waiter when
 // it is already in line or given a slot and still taking work (isNew
-// false), else with a new one (with behind set: errNotInLine). work, when
+// false), else with a new one (with behind set: errNotQueued). work, when
 // set, is the prompt or answer job delivers, for a drain to move.
 func (q *slots) enqueue(sessionID string, start Starter, do sendFunc, work *QueuedWork, behind bool) (w *waiter, isNew bool, err error) {
 	q.mu.Lock()
@@ -211,7 +211,7 @@ func (q *slots) enqueue(sessionID string, start Starter, do sendFunc, work *Queu
 		}
 	}
 	if behind {
-		return nil, false, errNotInLine
+		return nil, false, errNotQueued
 	}
 	w = &waiter{sessionID: sessionID, start: start, jobs: []job{j}, granted: make(chan struct{})}
 	if q.max <= 0 || (q.used < q.max && len(q.waiting) == 0) {
@@ -224,7 +224,7 @@ func (q *slots) enqueue(sessionID string, start Starter, do sendFunc, work *Queu
 }
 
 // line returns the sessions in line, first first.
-func (q *slots) line() []string {
+func (q *slots) queue() []string {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	ids := make([]string, len(q.waiting))
@@ -253,19 +253,19 @@ func (s *Supervisor) LiveRuns() int {
 // QueuePlace says where the session waits for a slot: its place (1 = next)
 // and the length of the line; 0 when it is not waiting.
 func (s *Supervisor) QueuePlace(sessionID string) (place, of int) {
-	line := s.slots.line()
-	for i, id := range line {
+	queue := s.slots.queue()
+	for i, id := range queue {
 		if id == sessionID {
-			return i + 1, len(line)
+			return i + 1, len(queue)
 		}
 	}
-	return 0, len(line)
+	return 0, len(queue)
 }
 
 // releaseSlot gives a run's slot back and tells every waiting page its new
 // place.
 func (s *Supervisor) releaseSlot() {
-	before := s.slots.line()
+	before := s.slots.queue()
 	s.slots.release()
 	s.announce(before)
 }
@@ -276,15 +276,15 @@ func (s *Supervisor) announce(before []string) {
 	if s.queueObs == nil {
 		return
 	}
-	line := s.slots.line()
-	in := make(map[string]bool, len(line))
-	for i, id := range line {
+	queue := s.slots.queue()
+	in := make(map[string]bool, len(queue))
+	for i, id := range queue {
 		in[id] = true
-		s.queueObs.QueueChanged(id, i+1, len(line), "")
+		s.queueObs.QueueChanged(id, i+1, len(queue), "")
 	}
 	for _, id := range before {
 		if !in[id] {
-			s.queueObs.QueueChanged(id, 0, len(line), "")
+			s.queueObs.QueueChanged(id, 0, len(queue), "")
 		}
 	}
 }
@@ -293,7 +293,7 @@ func (s *Supervisor) announce(before []string) {
 // shows the session's place, and j runs once a slot is free. An idle run
 // is asked to end so that one is. A copy of j's work is kept in line
 // (LineStore) and waits with it. With behind set, j only joins earlier
-// work of the session in line: errNotInLine when there is none (any
+// work of the session in line: errNotQueued when there is none (any
 // more), and j, kept, is for the caller to send.
 func (s *Supervisor) enqueue(ctx context.Context, sessionID string, start Starter, j job, behind bool) error {
 	s.mu.Lock()
@@ -310,19 +310,19 @@ func (s *Supervisor) enqueue(ctx context.Context, sessionID string, start Starte
 		w := *j.work // kept as it is now; the caller's stays unkept
 		qw = &w
 	}
-	kept, err := s.keepInLine(ctx, sessionID, qw)
+	kept, err := s.keepQueued(ctx, sessionID, qw)
 	if err != nil {
 		return fmt.Errorf("keep it in line for a claude slot: %w", err)
 	}
 	w, isNew, err := s.slots.enqueue(sessionID, start, j.do, qw, behind)
-	if errors.Is(err, errNotInLine) {
+	if errors.Is(err, errNotQueued) {
 		return err
 	}
 	if err != nil && kept {
 		// Refused (the drain took the line meanwhile): it goes elsewhere,
 		// whole, unless the drain handed it over with its session already.
-		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lineWrite)
-		ours, lerr := s.line.Left(lctx, qw.Line)
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), queueWrite)
+		ours, lerr := s.kept.Left(lctx, qw.Line)
 		cancel()
 		if lerr != nil || !ours {
 			return nil // it stays in line there, and is sent on from there
@@ -392,7 +392,7 @@ func (s *Supervisor) serveWaiter(w *waiter) {
 			s.queueObs.QueueChanged(w.sessionID, 0, s.slots.queued(), "Claude could not start: "+err.Error())
 		}
 		for _, j := range w.jobs { // the page said so: they leave the line, unless a later try may work
-			s.leftLine(j.work, err)
+			s.settleQueued(j.work, err)
 		}
 		return
 	}
@@ -407,14 +407,14 @@ func (s *Supervisor) serveWaiter(w *waiter) {
 			return
 		}
 		// A prompt names its kept item; work back in line is kept as it is.
-		err := j.do(ctx, r, lineOf(j.work))
+		err := j.do(ctx, r, queuedItem(j.work))
 		if errors.Is(err, ErrRunEnded) {
 			// Tried once more, as work from the line: withRun sees to its
 			// kept item. The rest go the same way, in order: w takes no more.
 			s.slots.seal(w)
 			err = s.withRun(ctx, w.sessionID, w.start, j, true)
 		} else {
-			s.leftLine(j.work, err)
+			s.settleQueued(j.work, err)
 		}
 		if errors.Is(err, ErrDraining) {
 			// Its run ended for another reason and no process starts here

@@ -22,7 +22,7 @@ func TestSlotsLineIsFirstComeFirstServed(t *testing.T) {
 	if !newA || newAgain || again != a || len(a.jobs) != 2 {
 		t.Fatalf("a second message of a waiting session must join its waiter (new=%v, same=%v, jobs=%d)", newAgain, again == a, len(a.jobs))
 	}
-	if diff := cmp.Diff([]string{"a", "b"}, q.line()); diff != "" {
+	if diff := cmp.Diff([]string{"a", "b"}, q.queue()); diff != "" {
 		t.Fatalf("line (-want +got):\n%s", diff)
 	}
 	q.release()
@@ -69,8 +69,8 @@ func TestSlotsWithoutCap(t *testing.T) {
 func TestSlotsOpenWaiterTakesLaterWork(t *testing.T) {
 	q := &slots{}
 	job := nothing
-	if _, _, err := q.enqueue("a", nil, job, nil, true); !errors.Is(err, errNotInLine) {
-		t.Fatalf("behind with nothing in line: %v, want errNotInLine", err)
+	if _, _, err := q.enqueue("a", nil, job, nil, true); !errors.Is(err, errNotQueued) {
+		t.Fatalf("behind with nothing in line: %v, want errNotQueued", err)
 	}
 	w, isNew, _ := q.enqueue("a", nil, job, nil, false)
 	if !isNew || !q.isOpen("a") {
@@ -87,7 +87,7 @@ func TestSlotsOpenWaiterTakesLaterWork(t *testing.T) {
 	if _, ok := q.job(w, 2); ok || q.isOpen("a") {
 		t.Fatal("a waiter with no jobs left is still open")
 	}
-	if _, _, err := q.enqueue("a", nil, job, nil, true); !errors.Is(err, errNotInLine) {
-		t.Fatalf("behind after the waiter was sealed: %v, want errNotInLine", err)
+	if _, _, err := q.enqueue("a", nil, job, nil, true); !errors.Is(err, errNotQueued) {
+		t.Fatalf("behind after the waiter was sealed: %v, want errNotQueued", err)
 	}
 }

@@ -24,7 +24,7 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 	goOn := s.reconcile(s.ctx, o)
 	defer func() {
 		if goOn != nil { // the run did not start: the next pass over the line sends it
-			s.releaseLine(goOn)
+			s.releaseQueued(goOn)
 		}
 	}()
 	last, err := s.lastSeq(o.SessionID)

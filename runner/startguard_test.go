@@ -21,7 +21,7 @@ import (
 // the run starts and both reach the model once, in order.
 func TestStartGuardKeepsWorkInLine(t *testing.T) {
 	fake := fakeapi.Serve(t, fakeapi.Scenario{{Text: "one"}, {Text: "two"}})
-	line := &memLine{items: map[int64]QueuedWork{}}
+	line := &memQueue{items: map[int64]QueuedWork{}}
 	var held atomic.Bool
 	held.Store(true)
 	free := make(chan struct{})

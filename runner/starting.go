@@ -29,7 +29,7 @@ func (s *Supervisor) startWithSlot(ctx context.Context, sessionID string, start 
 			}
 			wait = make(chan struct{})
 			s.starting[sessionID] = wait
-			s.lineStarts[sessionID] = true
+			s.queueStarts[sessionID] = true
 			s.mu.Unlock()
 			return s.startNow(ctx, sessionID, start, wait, true)
 		}
@@ -45,17 +45,17 @@ func (s *Supervisor) startWithSlot(ctx context.Context, sessionID string, start 
 
 // ensure returns the session's live run or starts one with start's
 // options; errNoSlot when every slot is taken, ErrStartHeld when the
-// session's StartGuard is held elsewhere, errInLine when the session's
+// session's StartGuard is held elsewhere, errQueued when the session's
 // earlier work is in line and not yet handed to its run (work from the
 // line itself goes on).
 // s.mu is never held across the database or the process start: a session
 // being started is marked in s.starting, and a second caller waits for it.
-func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter, fromLine bool) (*Run, error) {
+func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter, fromQueue bool) (*Run, error) {
 	for {
 		s.mu.Lock()
-		if !fromLine && s.slots.isOpen(sessionID) {
+		if !fromQueue && s.slots.isOpen(sessionID) {
 			s.mu.Unlock()
-			return nil, errInLine
+			return nil, errQueued
 		}
 		if r, ok := s.runs[sessionID]; ok {
 			s.mu.Unlock()
@@ -77,16 +77,16 @@ func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter
 			}
 			wait = make(chan struct{})
 			s.starting[sessionID] = wait
-			if fromLine {
-				s.lineStarts[sessionID] = true
+			if fromQueue {
+				s.queueStarts[sessionID] = true
 			}
 			s.mu.Unlock()
-			return s.startNow(ctx, sessionID, start, wait, fromLine)
+			return s.startNow(ctx, sessionID, start, wait, fromQueue)
 		}
-		lineStart := s.lineStarts[sessionID]
+		queueStart := s.queueStarts[sessionID]
 		s.mu.Unlock()
-		if lineStart && !fromLine {
-			return nil, errInLine // its work joins the line behind the start's
+		if queueStart && !fromQueue {
+			return nil, errQueued // its work joins the line behind the start's
 		}
 		select {
 		case <-wait:
@@ -99,14 +99,14 @@ func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter
 // startNow starts the session's run in a slot already taken, which the
 // run gives back when it ends (or at once, when it does not start); the
 // caller has marked the session starting. A start for work in line
-// (fromLine) waits for the session's StartGuard; any other is refused
+// (fromQueue) waits for the session's StartGuard; any other is refused
 // with ErrStartHeld while the guard is held elsewhere.
-func (s *Supervisor) startNow(ctx context.Context, sessionID string, start Starter, starting chan struct{}, fromLine bool) (*Run, error) {
+func (s *Supervisor) startNow(ctx context.Context, sessionID string, start Starter, starting chan struct{}, fromQueue bool) (*Run, error) {
 	var r *Run
 	var release func()
 	var err error
 	if s.startGuard != nil {
-		release, err = s.startGuard(ctx, sessionID, fromLine)
+		release, err = s.startGuard(ctx, sessionID, fromQueue)
 		if err == nil {
 			// A drain or a shutdown may have begun while it waited.
 			s.mu.Lock()
@@ -133,7 +133,7 @@ func (s *Supervisor) startNow(ctx context.Context, sessionID string, start Start
 	}
 	s.mu.Lock()
 	delete(s.starting, sessionID) // start put the run in s.runs
-	delete(s.lineStarts, sessionID)
+	delete(s.queueStarts, sessionID)
 	s.mu.Unlock()
 	close(starting)
 	return r, err

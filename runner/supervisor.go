@@ -20,7 +20,7 @@ type Supervisor struct {
 	runEnded   func()        // told after each run ends (may be nil)
 	slots      *slots        // the cap on live processes and the line for it
 	queueObs   QueueObserver // nil: nobody is told about the line
-	line       LineStore     // nil: the line is kept in memory only
+	kept       LineStore     // nil: the queue is kept in memory only
 	recoverer  Recoverer     // nil: logs are not reconciled at start
 	startGuard StartGuard    // nil: starts are not guarded
 	leaseHeld  func() bool   // SetLeaseCheck
@@ -29,11 +29,11 @@ type Supervisor struct {
 	mu   sync.Mutex
 	runs map[string]*Run
 	// starting marks sessions whose run is being started; the channel
-	// closes when it has started or failed to. lineStarts marks those of
+	// closes when it has started or failed to. queueStarts marks those of
 	// them started for work in line, which wait for the StartGuard: work
 	// for them joins theirs in line rather than waiting with a page.
 	starting   map[string]chan struct{}
-	lineStarts map[string]bool
+	queueStarts map[string]bool
 	wg         sync.WaitGroup
 	closed     bool
 	drain      // graceful shutdown (drain.go)
@@ -55,7 +55,7 @@ type Deps struct {
 	MaxRuns int
 	Queue   QueueObserver // hears where waiting sessions stand; may be nil
 	// Line, if set, keeps the prompts and answers waiting in line, so that
-	// neither a restart nor a crash loses them (line.go).
+	// neither a restart nor a crash loses them (queue.go).
 	Line LineStore
 	// Recover, if set, reconciles a session's log before each run of it
 	// starts (recover.go).
@@ -81,22 +81,22 @@ type StartGuard func(ctx context.Context, sessionID string, wait bool) (release 
 // is being merged or discarded): the work waits in line.
 var ErrStartHeld = errors.New("the session's worktree is being merged or discarded")
 
-// waitsInLine says whether an attempt to run work now failed only because
+// waitsInQueue says whether an attempt to run work now failed only because
 // it must wait in line: for a slot, or for the session's StartGuard.
-func waitsInLine(err error) bool {
-	return errors.Is(err, errNoSlot) || errors.Is(err, ErrStartHeld) || errors.Is(err, errInLine)
+func waitsInQueue(err error) bool {
+	return errors.Is(err, errNoSlot) || errors.Is(err, ErrStartHeld) || errors.Is(err, errQueued)
 }
 
-// errInLine says earlier work of the session waits in line (or its
+// errQueued says earlier work of the session waits in line (or its
 // waiter is still handing it to the run): later work joins it there.
-var errInLine = errors.New("the session's earlier work waits in line")
+var errQueued = errors.New("the session's earlier work waits in line")
 
 // NewSupervisor returns a Supervisor whose runs live until ctx ends or
 // Shutdown is called.
 func NewSupervisor(ctx context.Context, d Deps) *Supervisor {
 	return &Supervisor{cfg: d.Config, journal: d.Journal, pub: d.Publisher, broker: d.Broker,
 		log: d.Log, runtimeDir: d.RuntimeDir, runEnded: d.RunEnded, ctx: ctx, runs: map[string]*Run{},
-		slots: &slots{max: d.MaxRuns}, queueObs: d.Queue, line: d.Line, starting: map[string]chan struct{}{}, lineStarts: map[string]bool{},
+		slots: &slots{max: d.MaxRuns}, queueObs: d.Queue, kept: d.Line, starting: map[string]chan struct{}{}, queueStarts: map[string]bool{},
 		drain: drain{kick: make(chan struct{}, 1)}, recoverer: d.Recover, startGuard: d.StartGuard}
 }
 
@@ -123,9 +123,9 @@ func (s *Supervisor) PromptWork(ctx context.Context, sessionID string, start Sta
 func (s *Supervisor) prompt(ctx context.Context, sessionID string, start Starter, w QueuedWork) error {
 	// A turn that waits in line says what it is (work), so that it can be
 	// kept and a drain can move it.
-	return s.withRun(ctx, sessionID, start, job{work: &w, do: func(ctx context.Context, r *Run, line int64) error {
+	return s.withRun(ctx, sessionID, start, job{work: &w, do: func(ctx context.Context, r *Run, item int64) error {
 		reply := make(chan error, 1)
-		return r.send(ctx, turnCmd{text: w.Text, by: Author{Name: w.By, ID: w.ByID}, line: line, parley: w.Parley, reply: reply}, reply)
+		return r.send(ctx, turnCmd{text: w.Text, by: Author{Name: w.By, ID: w.ByID}, item: item, parley: w.Parley, reply: reply}, reply)
 	}}, false)
 }
 
@@ -134,33 +134,33 @@ func (s *Supervisor) prompt(ctx context.Context, sessionID string, start Starter
 // ErrRunEnded; j is then tried once more on a new run, so a message that
 // races an ending process is not lost. When every slot is taken, j waits
 // in line and withRun returns nil at once. j's work, if it was kept in
-// line, leaves it once j is done. fromLine says j comes from the line: its
+// line, leaves it once j is done. fromQueue says j comes from the line: its
 // start waits for the session's StartGuard, and goes before later work.
-func (s *Supervisor) withRun(ctx context.Context, sessionID string, start Starter, j job, fromLine bool) error {
-	err := s.runNow(ctx, sessionID, start, j, fromLine)
+func (s *Supervisor) withRun(ctx context.Context, sessionID string, start Starter, j job, fromQueue bool) error {
+	err := s.runNow(ctx, sessionID, start, j, fromQueue)
 	// Earlier work of the session was being handed to its run: j goes
 	// behind it, or, if it was all handed over meanwhile, to the run.
-	for try := 0; try < 3 && errors.Is(err, errInLine); try++ {
-		if err = s.enqueue(ctx, sessionID, start, j, true); !errors.Is(err, errNotInLine) {
+	for try := 0; try < 3 && errors.Is(err, errQueued); try++ {
+		if err = s.enqueue(ctx, sessionID, start, j, true); !errors.Is(err, errNotQueued) {
 			return err
 		}
-		err = s.runNow(ctx, sessionID, start, j, fromLine)
+		err = s.runNow(ctx, sessionID, start, j, fromQueue)
 	}
-	if waitsInLine(err) {
+	if waitsInQueue(err) {
 		return s.enqueue(ctx, sessionID, start, j, false)
 	}
-	s.leftLine(j.work, err)
+	s.settleQueued(j.work, err)
 	return err
 }
 
 // runNow is withRun's attempt without the line: errNoSlot when j must
 // wait for a slot, ErrStartHeld when for the session's StartGuard.
-func (s *Supervisor) runNow(ctx context.Context, sessionID string, start Starter, j job, fromLine bool) error {
-	r, err := s.ensure(ctx, sessionID, start, fromLine)
+func (s *Supervisor) runNow(ctx context.Context, sessionID string, start Starter, j job, fromQueue bool) error {
+	r, err := s.ensure(ctx, sessionID, start, fromQueue)
 	if err != nil {
 		return err
 	}
-	err = j.do(ctx, r, lineOf(j.work))
+	err = j.do(ctx, r, queuedItem(j.work))
 	if !errors.Is(err, ErrRunEnded) {
 		return err
 	}
@@ -169,10 +169,10 @@ func (s *Supervisor) runNow(ctx context.Context, sessionID string, start Starter
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	if r, err = s.ensure(ctx, sessionID, start, fromLine); err != nil {
+	if r, err = s.ensure(ctx, sessionID, start, fromQueue); err != nil {
 		return err
 	}
-	return j.do(ctx, r, lineOf(j.work))
+	return j.do(ctx, r, queuedItem(j.work))
 }
 
 // Interrupt stops the session's current turn.

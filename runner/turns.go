@@ -24,15 +24,15 @@ type sentTurn struct {
 // its kept item (line), so it is never sent again after a crash. A turn
 // whose author may no longer prompt (it waited while they were removed) is
 // not sent: the page says so.
-func (r *Run) turn(ctx context.Context, t sentTurn, line int64) error {
+func (r *Run) turn(ctx context.Context, t sentTurn, item int64) error {
 	if r.fenced.Load() {
 		return errFenced
 	}
-	if r.mustCheck(t.by, line != 0) && !r.allowed(ctx, t.by) {
+	if r.mustCheck(t.by, item != 0) && !r.allowed(ctx, t.by) {
 		r.notice(ctx, "warn", notSentNotice(t.by))
 		return ErrNotAllowed
 	}
-	r.recordPrompt(ctx, TypePrompt, t, line)
+	r.recordPrompt(ctx, TypePrompt, t, item)
 	if r.fenced.Load() {
 		// Fenced while its event waited for the lease: the session is
 		// another replica's, which sends it (its kept item is released).
@@ -46,13 +46,13 @@ func (r *Run) turn(ctx context.Context, t sentTurn, line int64) error {
 // author's id (a turn a crash cut off goes on with its author,
 // GoOnAfterCrash), the line item it waited as (0: none), and whether it is
 // Parley's own (a turn of Parley's a crash cut off does not go on again).
-func (r *Run) recordPrompt(ctx context.Context, typ string, t sentTurn, line int64) {
+func (r *Run) recordPrompt(ctx context.Context, typ string, t sentTurn, item int64) {
 	p := map[string]any{"text": t.text, "by": t.by.Name, "queued": r.turns > 0}
 	if t.by.ID != 0 {
 		p["by_id"] = t.by.ID
 	}
-	if line != 0 {
-		p["line"] = line
+	if item != 0 {
+		p["line"] = item
 	}
 	if t.parley {
 		p["parley"] = true

@@ -46,20 +46,20 @@ type LineStore interface {
 	Serves(ctx context.Context, id int64) (bool, error)
 }
 
-// lineWrite bounds one write of the kept line.
-const lineWrite = 10 * time.Second
+// queueWrite bounds one write of the kept line.
+const queueWrite = 10 * time.Second
 
-// keepInLine saves w, which is about to wait in line, unless it is kept
+// keepQueued saves w, which is about to wait in line, unless it is kept
 // already (a replayed item, or one that goes back in line); it reports
 // whether it saved it now.
-func (s *Supervisor) keepInLine(ctx context.Context, sessionID string, w *QueuedWork) (bool, error) {
-	if s.line == nil || w == nil || w.Line != 0 {
+func (s *Supervisor) keepQueued(ctx context.Context, sessionID string, w *QueuedWork) (bool, error) {
+	if s.kept == nil || w == nil || w.Line != 0 {
 		return false, nil
 	}
 	// Once saved it is kept, whatever the caller does meanwhile.
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lineWrite)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), queueWrite)
 	defer cancel()
-	id, err := s.line.Keep(ctx, sessionID, *w)
+	id, err := s.kept.Keep(ctx, sessionID, *w)
 	if err != nil {
 		return false, err
 	}
@@ -67,39 +67,39 @@ func (s *Supervisor) keepInLine(ctx context.Context, sessionID string, w *Queued
 	return true, nil
 }
 
-// leftLine settles w's kept item after an attempt to send w ended with
+// settleQueued settles w's kept item after an attempt to send w ended with
 // err. Sent (nil) or failed for good, it leaves the line. Kept from its run
 // by a drain or a shutdown, it stays: it goes on with its session, or when
 // this replica has left. Not sent for now (a timeout, the database away),
 // or not here (its run was fenced: the session is another replica's), it
 // is released, for a replica to send on later.
-func (s *Supervisor) leftLine(w *QueuedWork, err error) {
-	if s.line == nil || w == nil || w.Line == 0 ||
+func (s *Supervisor) settleQueued(w *QueuedWork, err error) {
+	if s.kept == nil || w == nil || w.Line == 0 ||
 		errors.Is(err, ErrDraining) || errors.Is(err, errClosed) || s.ctx.Err() != nil {
 		return
 	}
 	if RetryLater(err) || errors.Is(err, errFenced) { // fenced: for the session's new owner
-		s.releaseLine(w)
+		s.releaseQueued(w)
 		return
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, lineWrite)
+	ctx, cancel := context.WithTimeout(s.ctx, queueWrite)
 	defer cancel()
-	if _, lerr := s.line.Left(ctx, w.Line); lerr != nil {
+	if _, lerr := s.kept.Left(ctx, w.Line); lerr != nil {
 		// Kept, it would be sent again after a restart, unless it is a
 		// prompt whose event is in the log (store.ClaimLine).
 		s.log.Error("remove a prompt or an answer from the kept line", "line", w.Line, "err", lerr)
 	}
 }
 
-// releaseLine gives up w's kept item: any replica, this one too, sends it
+// releaseQueued gives up w's kept item: any replica, this one too, sends it
 // on later (SessionsWithOrphanedLine).
-func (s *Supervisor) releaseLine(w *QueuedWork) {
-	if s.line == nil || w == nil || w.Line == 0 {
+func (s *Supervisor) releaseQueued(w *QueuedWork) {
+	if s.kept == nil || w == nil || w.Line == 0 {
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), lineWrite)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(s.ctx), queueWrite)
 	defer cancel()
-	if err := s.line.Release(ctx, w.Line); err != nil {
+	if err := s.kept.Release(ctx, w.Line); err != nil {
 		s.log.Error("release a prompt or an answer in the kept line", "line", w.Line, "err", err)
 	}
 }
@@ -121,13 +121,13 @@ func (s *Supervisor) Replay(ctx context.Context, sessionID string, start Starter
 		err = s.prompt(ctx, sessionID, start, w)
 	}
 	if errors.Is(err, ErrNotPending) || errors.Is(err, ErrNotFound) {
-		s.leftLine(&w, nil)
+		s.settleQueued(&w, nil)
 	}
 	return err
 }
 
-// lineOf is w's kept line item (0 = none, or no work).
-func lineOf(w *QueuedWork) int64 {
+// queuedItem is w's kept line item (0 = none, or no work).
+func queuedItem(w *QueuedWork) int64 {
 	if w != nil {
 		return w.Line
 	}
@@ -139,13 +139,13 @@ func lineOf(w *QueuedWork) int64 {
 // pause), and the replica that took its line over has sent them. One whose
 // item cannot be checked now is kept.
 func (s *Supervisor) claimedElsewhere(ctx context.Context, sessionID string, jobs []job) []job {
-	if s.line == nil {
+	if s.kept == nil {
 		return jobs
 	}
 	var kept []job
 	for _, j := range jobs {
 		if j.work != nil && j.work.Line != 0 {
-			ours, err := s.line.Serves(ctx, j.work.Line)
+			ours, err := s.kept.Serves(ctx, j.work.Line)
 			if err != nil {
 				s.log.Warn("check that a queued prompt or answer is still this replica's", "session_id", sessionID, "line", j.work.Line, "err", err)
 			} else if !ours {

@@ -15,8 +15,8 @@ import (
 	"parley/askuser"
 )
 
-// memLine is a LineStore in memory; fail makes Keep fail.
-type memLine struct {
+// memQueue is a LineStore in memory; fail makes Keep fail.
+type memQueue struct {
 	mu       sync.Mutex
 	next     int64
 	items    map[int64]QueuedWork
@@ -24,7 +24,7 @@ type memLine struct {
 	fail     error
 }
 
-func (l *memLine) Keep(_ context.Context, _ string, w QueuedWork) (int64, error) {
+func (l *memQueue) Keep(_ context.Context, _ string, w QueuedWork) (int64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.fail != nil {
@@ -35,7 +35,7 @@ func (l *memLine) Keep(_ context.Context, _ string, w QueuedWork) (int64, error)
 	return l.next, nil
 }
 
-func (l *memLine) Left(_ context.Context, id int64) (bool, error) {
+func (l *memQueue) Left(_ context.Context, id int64) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	_, ours := l.items[id]
@@ -43,21 +43,21 @@ func (l *memLine) Left(_ context.Context, id int64) (bool, error) {
 	return ours, nil
 }
 
-func (l *memLine) Release(_ context.Context, id int64) error {
+func (l *memQueue) Release(_ context.Context, id int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.released = append(l.released, id)
 	return nil
 }
 
-func (l *memLine) Serves(_ context.Context, id int64) (bool, error) {
+func (l *memQueue) Serves(_ context.Context, id int64) (bool, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	_, ours := l.items[id]
 	return ours, nil
 }
 
-func (l *memLine) kept() []int64 {
+func (l *memQueue) kept() []int64 {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.Sorted(maps.Keys(l.items))
@@ -70,7 +70,7 @@ func (l *memLine) kept() []int64 {
 // away): then it is released for a later try; and work that cannot be kept
 // is refused with a clear error, never taken in silently.
 func TestLineKeepsWhatWaits(t *testing.T) {
-	line := &memLine{items: map[int64]QueuedWork{}}
+	line := &memQueue{items: map[int64]QueuedWork{}}
 	newSup := func() *Supervisor {
 		sup := NewSupervisor(context.Background(), Deps{Journal: pendingJournal{&memJournal{}}, Publisher: make(chanPublisher, 16),
 			Broker: askuser.NewBroker(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), RuntimeDir: t.TempDir(),
