@@ -40,6 +40,10 @@ type Config struct {
 	ProjectRPM        int // model requests per minute per project; 0 = unlimited (serve's default is DefaultProjectRPM)
 	UserRPM           int // model requests per minute per user who started the turn; 0 = unlimited
 	MaxTokens         int // a request's max_tokens is lowered to this; 0 = DefaultMaxTokens
+	// ServerTools lets requests carry the server tools that have the API
+	// reach a host the request names (mcp_servers, web_fetch); off, they
+	// are refused (servertools.go). web_search is allowed either way.
+	ServerTools bool
 }
 
 // Usage is what one forwarded request cost.

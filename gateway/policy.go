@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -35,6 +36,7 @@ type Rules struct {
 type request struct {
 	model     string
 	maxTokens int64 // after the cap
+	searches  int64 // web searches its server tools may make (max_uses)
 	body      []byte
 }
 
@@ -47,7 +49,11 @@ type request struct {
 // top-level keys and encoded again so that what goes upstream is exactly
 // what was checked: a second "model" key, which another JSON parser might
 // read instead of the first, does not survive.
-func inspect(raw []byte, maxTokens int64) (request, error) {
+//
+// Server tools that reach a host of the request's choosing are refused
+// unless allowEgress (see serverTools): the error is then an
+// *egressError.
+func inspect(raw []byte, maxTokens int64, allowEgress bool) (request, error) {
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &obj); err != nil || obj == nil {
 		return request{}, fmt.Errorf("the request body is not a JSON object")
@@ -71,6 +77,11 @@ func inspect(raw []byte, maxTokens int64) (request, error) {
 			capThinking(obj, maxTokens)
 		}
 	}
+	searches, refused := serverTools(obj, allowEgress)
+	if refused != "" {
+		return request{}, &egressError{refused}
+	}
+	rq.searches = searches
 	body, err := json.Marshal(obj)
 	if err != nil {
 		return request{}, fmt.Errorf("encode the request: %w", err)
@@ -97,10 +108,17 @@ func capThinking(obj map[string]json.RawMessage, maxTokens int64) {
 	}
 }
 
+// egressError is a request refused for a server tool that would have the
+// API reach a host of its choosing.
+type egressError struct{ msg string }
+
+func (e *egressError) Error() string { return e.msg }
+
 // estimate is what rq may cost at most, roughly: its body as input tokens
-// (about four bytes a token) and max_tokens of output at the model's rate.
+// (about four bytes a token), max_tokens of output at the model's rate,
+// and every web search its server tools may make.
 func (rq request) estimate() float64 {
-	return rateOf(rq.model).cost(tokens{input: int64(len(rq.body) / 4), output: rq.maxTokens})
+	return rateOf(rq.model).cost(tokens{input: int64(len(rq.body) / 4), output: rq.maxTokens, webSearches: rq.searches})
 }
 
 // police applies the model rule, max_tokens cap and spending limits to a
@@ -113,7 +131,11 @@ func (g *Gateway) police(w http.ResponseWriter, r *http.Request, gr grant) (_ *h
 		g.proxy.ErrorHandler(w, r, err)
 		return nil, request{}, nil, false
 	}
-	rq, err := inspect(raw, g.maxTokens())
+	rq, err := inspect(raw, g.maxTokens(), g.cfg.ServerTools)
+	if e, ok := errors.AsType[*egressError](err); ok {
+		writeError(w, http.StatusForbidden, "permission_error", e.msg, false)
+		return nil, request{}, nil, false
+	}
 	if err != nil {
 		writeError(w, http.StatusBadRequest, "invalid_request_error", err.Error()+".", false)
 		return nil, request{}, nil, false

@@ -48,9 +48,17 @@ func rateOf(model string) rate {
 	return r
 }
 
+// webSearchUSD is the price of one web search by the API's server tool
+// (usage.server_tool_use.web_search_requests): $10 per 1,000 searches on
+// top of tokens, whatever the model. The web_fetch server tool costs only
+// the tokens of what it fetched, which usage already counts
+// (https://docs.claude.com/en/docs/about-claude/pricing).
+const webSearchUSD = 10.0 / 1000
+
 // tokens is one response's usage as the Messages API reports it.
 type tokens struct {
 	input, cacheWrite, cacheWrite1h, cacheRead, output int64
+	webSearches                                        int64 // server_tool_use.web_search_requests
 }
 
 // cost is what usage t costs at rate r, in US dollars. cacheWrite counts
@@ -59,5 +67,5 @@ type tokens struct {
 func (r rate) cost(t tokens) float64 {
 	fiveMin := max(t.cacheWrite-t.cacheWrite1h, 0)
 	in := float64(t.input) + 1.25*float64(fiveMin) + 2*float64(t.cacheWrite1h) + 0.1*float64(t.cacheRead)
-	return (in*r.in + float64(t.output)*r.out) / 1e6
+	return (in*r.in+float64(t.output)*r.out)/1e6 + float64(max(t.webSearches, 0))*webSearchUSD
 }

@@ -153,6 +153,7 @@ func (r *usageReader) parse(data []byte) bool {
 		r.t.output = d.output
 		r.t.input, r.t.cacheRead = max(r.t.input, d.input), max(r.t.cacheRead, d.cacheRead)
 		r.t.cacheWrite, r.t.cacheWrite1h = max(r.t.cacheWrite, d.cacheWrite), max(r.t.cacheWrite1h, d.cacheWrite1h)
+		r.t.webSearches = max(r.t.webSearches, d.webSearches)
 	case v.Usage != nil: // a JSON (non-streamed) message
 		r.t = v.Usage.tokens()
 	default:
@@ -189,9 +190,12 @@ type usageJSON struct {
 	CacheCreation            struct {
 		OneHour int64 `json:"ephemeral_1h_input_tokens"`
 	} `json:"cache_creation"`
+	ServerToolUse struct {
+		WebSearchRequests int64 `json:"web_search_requests"`
+	} `json:"server_tool_use"`
 }
 
 func (u *usageJSON) tokens() tokens {
 	return tokens{input: u.InputTokens, cacheWrite: u.CacheCreationInputTokens, cacheWrite1h: u.CacheCreation.OneHour,
-		cacheRead: u.CacheReadInputTokens, output: u.OutputTokens}
+		cacheRead: u.CacheReadInputTokens, output: u.OutputTokens, webSearches: u.ServerToolUse.WebSearchRequests}
 }

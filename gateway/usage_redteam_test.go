@@ -102,7 +102,6 @@ func TestRedteamGatewayChargesCompressedResponses(t *testing.T) {
 // made 1,000 searches must be charged at least their $10, or the request
 // refused: else a $0.01 session budget buys unlimited searches.
 func TestRedteamGatewayPricesServerTools(t *testing.T) {
-	t.Skip("redteam: open, see report")
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/json")
@@ -182,7 +181,6 @@ func TestRedteamGatewayChargesBehindABasePath(t *testing.T) {
 // server tool, which carry whatever the run puts in the request to a host
 // it names. Such requests must not be forwarded.
 func TestRedteamGatewayEgressThroughServerTools(t *testing.T) {
-	t.Skip("redteam: open, see report")
 	var got []string
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		b, _ := io.ReadAll(r.Body)
