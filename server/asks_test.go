@@ -15,6 +15,7 @@ import (
 	"parley/askuser"
 	"parley/runner"
 	"parley/runner/fakeapi"
+	"parley/runstore"
 	"parley/store"
 )
 
@@ -459,7 +460,7 @@ func runnerLike(e *env, old *Server) *runner.Supervisor {
 	dir := e.dataDir
 	return runner.NewSupervisor(context.Background(), runner.Deps{
 		Config:  runner.Config{ClaudeBin: fakeapi.ClaudeBin(e.t), SelfExe: self, Env: append(os.Environ(), e.fake.Env(filepath.Join(dir, "claude"))...)},
-		Journal: NewJournal(e.st), Publisher: e.pub, Broker: e.broker, Log: old.log, RuntimeDir: dir,
+		Journal: runstore.NewJournal(e.st), Publisher: e.pub, Broker: e.broker, Log: old.log, RuntimeDir: dir,
 	})
 }
 

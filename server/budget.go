@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"parley/runner"
+	"parley/runstore"
 	"parley/store"
 )
 
@@ -50,32 +51,10 @@ func (s *Server) checkBudget(ctx context.Context, sess store.Session) error {
 	if err != nil {
 		return err
 	}
-	if _, reached := budgetLeft(l, sp); reached != "" {
+	if _, reached := runstore.BudgetLeft(l, sp); reached != "" {
 		return &httpError{http.StatusForbidden, reached + " An owner can raise the limit in the project's settings."}
 	}
 	return nil
-}
-
-// budgetLeft is what the session may still spend under the tighter of the
-// project's limits (-1 = no limit), or the sentence that says which limit
-// is reached.
-func budgetLeft(l store.ProjectLimits, sp store.Spending) (left float64, reached string) {
-	left = -1
-	if l.SessionBudgetUSD > 0 {
-		if sp.SessionUSD >= l.SessionBudgetUSD {
-			return 0, "This session has spent " + usd(sp.SessionUSD) + ", its limit is " + usd(l.SessionBudgetUSD) + "."
-		}
-		left = l.SessionBudgetUSD - sp.SessionUSD
-	}
-	if l.DailyBudgetUSD > 0 {
-		if sp.TodayUSD >= l.DailyBudgetUSD {
-			return 0, "The project has spent " + usd(sp.TodayUSD) + " today, its daily limit is " + usd(l.DailyBudgetUSD) + "."
-		}
-		if d := l.DailyBudgetUSD - sp.TodayUSD; left < 0 || d < left {
-			left = d
-		}
-	}
-	return left, ""
 }
 
 // applyLimits sets a run's watchdog and spending limit from its project's
@@ -99,7 +78,7 @@ func (s *Server) applyLimits(ctx context.Context, o *runner.Options, sess store.
 	if err != nil {
 		return err
 	}
-	left, reached := budgetLeft(l, sp)
+	left, reached := runstore.BudgetLeft(l, sp)
 	if reached != "" {
 		return &httpError{http.StatusForbidden, reached + " An owner can raise the limit in the project's settings."}
 	}
@@ -116,7 +95,7 @@ func (s *Server) budgetCheck(ctx context.Context, sess store.Session) string {
 	if err1 != nil || err2 != nil {
 		return ""
 	}
-	if _, reached := budgetLeft(l, sp); reached != "" {
+	if _, reached := runstore.BudgetLeft(l, sp); reached != "" {
 		return "Claude stopped: the spending limit was reached. " + reached + " An owner can raise the limit in the project's settings."
 	}
 	return ""

@@ -1,9 +1,7 @@
 package server
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
 
 	"github.com/a-h/templ"
 
@@ -11,28 +9,6 @@ import (
 	"parley/store"
 	"parley/views"
 )
-
-// MarkDelivered implements runner.DeliveryJournal.
-func (j journal) MarkDelivered(ctx context.Context, id, how string, e runner.Event) error {
-	err := j.st.MarkDelivered(ctx, id, how, toStoreEvent(e))
-	if errors.Is(err, store.ErrDelivered) {
-		return runner.ErrDelivered
-	}
-	return j.dbErr(err)
-}
-
-// OwedAnswers implements runner.DeliveryJournal.
-func (j journal) OwedAnswers(ctx context.Context, sessionID string) ([]runner.OwedAnswer, error) {
-	list, err := j.st.UndeliveredInputs(ctx, sessionID)
-	if err != nil {
-		return nil, j.dbErr(err)
-	}
-	out := make([]runner.OwedAnswer, 0, len(list))
-	for _, in := range list {
-		out = append(out, runner.OwedAnswer{ID: in.ID, Kind: in.Kind, Status: in.Status, Payload: in.Payload, Answer: in.Answer})
-	}
-	return out, nil
-}
 
 // The delivery line of an answered card, by how the answer reached Claude.
 const (

@@ -9,6 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"parley/runner/fakeapi"
+	"parley/runstore"
 	"parley/store"
 )
 
@@ -28,10 +29,10 @@ func TestDetachedAskExpires(t *testing.T) {
 	w := e.dial(s.ID, 0)
 	w.prompt("pick a colour")
 	in := e.waitInput(w, s.ID)
-	x := NewExpirer(e.st, e.srv.log)
+	x := runstore.NewExpirer(e.st, e.srv.log)
 
 	// Attached: the live process waits for it, so it never expires.
-	x.now = func() time.Time { return time.Now().Add(3 * 24 * time.Hour) }
+	x.Now = func() time.Time { return time.Now().Add(3 * 24 * time.Hour) }
 	if _, err := x.Sweep(t.Context(), e.sup); err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +42,7 @@ func TestDetachedAskExpires(t *testing.T) {
 
 	e.sup.Stop(s.ID) // the process ends; the ask stays open, detached
 	w.waitFor(60*time.Second, "process has ended since it asked")
-	x.now = func() time.Time { return time.Now().Add(24 * time.Hour) }
+	x.Now = func() time.Time { return time.Now().Add(24 * time.Hour) }
 	next, err := x.Sweep(t.Context(), e.sup)
 	if err != nil {
 		t.Fatal(err)
@@ -55,7 +56,7 @@ func TestDetachedAskExpires(t *testing.T) {
 
 	inbox := e.dialPath("/inbox/ws?list=1")
 	inbox.waitFor(30*time.Second, `id="inbox-`+in.ID+`"`, `data-count="1"`)
-	x.now = func() time.Time { return time.Now().Add(3 * 24 * time.Hour) }
+	x.Now = func() time.Time { return time.Now().Add(3 * 24 * time.Hour) }
 	if next, err = x.Sweep(t.Context(), e.sup); err != nil || next != nil {
 		t.Fatalf("sweep = %v, %v; want nothing left to expire", next, err)
 	}
@@ -113,8 +114,8 @@ func TestDetachedAskExpiresThroughTheLiveRun(t *testing.T) {
 	if _, live := e.sup.Live(s.ID); !live {
 		t.Fatal("no live run after the new message")
 	}
-	x := NewExpirer(e.st, e.srv.log)
-	x.now = func() time.Time { return time.Now().Add(8 * 24 * time.Hour) }
+	x := runstore.NewExpirer(e.st, e.srv.log)
+	x.Now = func() time.Time { return time.Now().Add(8 * 24 * time.Hour) }
 	if _, err := x.Sweep(t.Context(), e.sup); err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"parley/metrics"
 	"parley/runner"
 	"parley/runner/fakeapi"
+	"parley/runstore"
 	"parley/store"
 	"parley/store/pgtest"
 	"parley/transcript"
@@ -157,7 +158,7 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	gwc := o.gateway
 	gwc.Upstream, gwc.APIKey = fake.URL(), upstreamKey
 	var notify gateway.NotifyFunc = func(id, text string) { e.sup.LimitReached(id, text) }
-	gw, err := gateway.New(gwc, NewUsageSink(st), notify, log)
+	gw, err := gateway.New(gwc, runstore.NewUsageSink(st), notify, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -181,9 +182,9 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	// As serve does: the run loops write through the live pool, and a run
 	// about to start reconciles its session's log first.
 	e.pub = NewPublisher(hub)
-	pub, journal := e.pub, NewJournal(st.Live())
+	pub, journal := e.pub, runstore.NewJournal(st.Live())
 	if o.metrics != nil {
-		pub, journal = e.pub.Metered(o.metrics), NewMeteredJournal(st.Live(), o.metrics)
+		pub, journal = e.pub.Metered(o.metrics), runstore.NewMeteredJournal(st.Live(), o.metrics)
 	}
 	var runPub runner.Publisher = pub
 	if o.stampPublish {

@@ -7,6 +7,7 @@ import (
 	"parley/hub"
 	"parley/metrics"
 	"parley/runner"
+	"parley/runstore"
 	"parley/store"
 	"parley/streamjson"
 )
@@ -34,7 +35,7 @@ func (p *Publisher) Metered(m *metrics.Metrics) *Publisher {
 // Publish implements runner.Publisher.
 func (p *Publisher) Publish(e runner.Event) {
 	r := p.streams.renderer(e.SessionID, e.Seq)
-	f := r.frame(context.Background(), []store.Event{toStoreEvent(e)})
+	f := r.frame(context.Background(), []store.Event{runstore.StoreEvent(e)})
 	p.streams.keep(e.SessionID, r, e.Seq, e.Type)
 	f.Delta, f.IsDelta = deltaText(e.Type, e.Payload)
 	f.Msg, f.Unbound = r.st.open, r.unbound
@@ -72,7 +73,7 @@ func (p *Publisher) PublishBatch(evs []runner.Event) {
 	onlyDeltas := true
 	var text strings.Builder
 	for _, e := range evs {
-		f := r.frame(context.Background(), []store.Event{toStoreEvent(e)})
+		f := r.frame(context.Background(), []store.Event{runstore.StoreEvent(e)})
 		f.Delta, f.IsDelta = deltaText(e.Type, e.Payload)
 		f.Msg, f.Unbound = r.st.open, r.unbound
 		f.IsDelta = f.IsDelta && !f.Unbound

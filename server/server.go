@@ -19,6 +19,7 @@ import (
 	"parley/metrics"
 	"parley/quota"
 	"parley/runner"
+	"parley/runstore"
 	"parley/store"
 	"parley/worktree"
 )
@@ -79,7 +80,7 @@ type Server struct {
 	// of page loads leaves CPU to the live streams.
 	replaySlots chan struct{}
 	gw          http.Handler
-	expiry      *Expirer // nil when asks never expire (tests)
+	expiry      *runstore.Expirer // nil when asks never expire (tests)
 	log         *slog.Logger
 	mcp         http.Handler // the MCP endpoint, /mcp
 	git         *worktree.Git
@@ -108,9 +109,9 @@ type Deps struct {
 	// Metrics is served on /metrics; nil = none.
 	Metrics *metrics.Metrics
 	Log     *slog.Logger
-	Gateway http.Handler  // the model gateway, served on the relay listener; nil = none
-	Expirer *Expirer      // optional: told when a project's expiry setting changes
-	Git     *worktree.Git // nil = git on PATH
+	Gateway http.Handler      // the model gateway, served on the relay listener; nil = none
+	Expirer *runstore.Expirer // optional: told when a project's expiry setting changes
+	Git     *worktree.Git     // nil = git on PATH
 	// Tools confines the tools Parley runs on a project's files for
 	// itself (git on its repository) as the project's runs are confined;
 	// nil = no isolation.

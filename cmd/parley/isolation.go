@@ -11,6 +11,7 @@ import (
 
 	"parley/gateway"
 	"parley/runner"
+	"parley/runstore"
 	"parley/sandbox"
 	"parley/server"
 	"parley/store"
@@ -38,7 +39,7 @@ type isolationConfig struct {
 // installed where those uids can start them.
 func runEnvironment(ctx context.Context, c config, st *store.Store, claude, self string, notify gateway.Notifier, log *slog.Logger) (runner.Config, *gateway.Gateway, error) {
 	gw, err := gateway.New(gateway.Config{Upstream: c.Upstream, APIKey: c.APIKey, AuthToken: c.AuthToken,
-		ProjectRPM: c.ProjectRPM, UserRPM: c.UserRPM}, server.NewUsageSink(st), notify, log)
+		ProjectRPM: c.ProjectRPM, UserRPM: c.UserRPM}, runstore.NewUsageSink(st), notify, log)
 	if err != nil {
 		return runner.Config{}, nil, err
 	}

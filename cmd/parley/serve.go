@@ -21,6 +21,7 @@ import (
 	"parley/hub"
 	"parley/metrics"
 	"parley/runner"
+	"parley/runstore"
 	"parley/server"
 	"parley/store"
 	"parley/transcript"
@@ -86,7 +87,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	broker := askuser.NewBroker()
 	hub := hub.New()
 	pubs := server.NewPublisher(hub) // renders each event once for the hub
-	expiry := server.NewExpirer(st, log)
+	expiry := runstore.NewExpirer(st, log)
 	runCtx, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRuns()
 	var sup *runner.Supervisor
@@ -116,7 +117,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	// Run loops write through the store's own small pool.
 	sup = runner.NewSupervisor(runCtx, runner.Deps{
 		Config:  rc,
-		Journal: server.NewMeteredJournal(st.Live(), met), Publisher: pub,
+		Journal: runstore.NewMeteredJournal(st.Live(), met), Publisher: pub,
 		Broker: broker, Log: log, RuntimeDir: runtimeDir, RunEnded: expiry.Kick,
 		MaxRuns: c.MaxRuns, Queue: server.NewQueueObserver(hub), Recover: rec, Line: cluster.NewLine(st),
 		StartGuard: server.WorktreeStartGuard(st), // no run starts while a member merges its session's worktree

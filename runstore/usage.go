@@ -1,4 +1,4 @@
-package server
+package runstore
 
 import (
 	"context"
@@ -39,7 +39,7 @@ func (u usageSink) Rules(ctx context.Context, projectID int64, sessionID string)
 	if err != nil {
 		return gateway.Rules{}, err
 	}
-	r := gateway.Rules{Model: withSessionOptions(p.ProjectSettings, o).Model, SessionLeftUSD: -1, ProjectLeftUSD: -1}
+	r := gateway.Rules{Model: model(p.ProjectSettings, o), SessionLeftUSD: -1, ProjectLeftUSD: -1}
 	l, err := u.st.ProjectLimits(ctx, projectID)
 	if err != nil || (l.SessionBudgetUSD == 0 && l.DailyBudgetUSD == 0) {
 		return r, err
@@ -48,7 +48,7 @@ func (u usageSink) Rules(ctx context.Context, projectID int64, sessionID string)
 	if err != nil {
 		return r, err
 	}
-	if _, reached := budgetLeft(l, sp); reached != "" {
+	if _, reached := BudgetLeft(l, sp); reached != "" {
 		r.Reached = reached + " An owner can raise the limit in the project's settings."
 	}
 	if l.SessionBudgetUSD > 0 {
@@ -58,4 +58,13 @@ func (u usageSink) Rules(ctx context.Context, projectID int64, sessionID string)
 		r.ProjectLeftUSD = max(l.DailyBudgetUSD-sp.TodayUSD, 0)
 	}
 	return r, nil
+}
+
+// model is the model a session's runs are started with: its own, or else
+// its project's (server's session settings lay the options the same way).
+func model(p store.ProjectSettings, o store.SessionOptions) string {
+	if o.Model != "" {
+		return o.Model
+	}
+	return p.Model
 }

@@ -1,4 +1,4 @@
-package server
+package runstore
 
 import (
 	"context"
@@ -21,12 +21,13 @@ type Expirer struct {
 	st   *store.Store
 	log  *slog.Logger
 	kick chan struct{}
-	now  func() time.Time
+	// Now is the Expirer's clock (time.Now); a test moves it forward.
+	Now func() time.Time
 }
 
 // NewExpirer returns an Expirer; run it with [Expirer.Run].
 func NewExpirer(st *store.Store, log *slog.Logger) *Expirer {
-	return &Expirer{st: st, log: log, kick: make(chan struct{}, 1), now: time.Now}
+	return &Expirer{st: st, log: log, kick: make(chan struct{}, 1), Now: time.Now}
 }
 
 // Kick asks for a sweep soon. It never blocks and is safe on a nil Expirer.
@@ -64,7 +65,7 @@ func (x *Expirer) Run(ctx context.Context, sup *runner.Supervisor) error {
 		case next == nil:
 			wait = -1
 		default:
-			wait = max(next.Sub(x.now()), 0)
+			wait = max(next.Sub(x.Now()), 0)
 		}
 		timer.Stop()
 		if wait >= 0 {
@@ -76,7 +77,7 @@ func (x *Expirer) Run(ctx context.Context, sup *runner.Supervisor) error {
 // Sweep expires every detached ask whose time has passed and returns when
 // the next one is due (nil if none is waiting).
 func (x *Expirer) Sweep(ctx context.Context, sup *runner.Supervisor) (*time.Time, error) {
-	due, next, err := x.st.ExpiredInputs(ctx, x.now())
+	due, next, err := x.st.ExpiredInputs(ctx, x.Now())
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,7 @@
-package server
+// Package runstore adapts the store to what a run and the model gateway need:
+// the runner's Journal (events, asks, runs, deliveries), the expiry of
+// detached asks, and the gateway's usage sink with a session's budget.
+package runstore
 
 import (
 	"context"
@@ -26,7 +29,8 @@ func NewMeteredJournal(st *store.Store, m *metrics.Metrics) runner.Journal {
 	return journal{st: st, metrics: m}
 }
 
-func toStoreEvent(e runner.Event) store.Event {
+// StoreEvent is a run's event as the store keeps it.
+func StoreEvent(e runner.Event) store.Event {
 	return store.Event{SessionID: e.SessionID, Seq: e.Seq, Type: e.Type, Payload: e.Payload, CreatedAt: e.CreatedAt}
 }
 
@@ -37,7 +41,7 @@ func (j journal) LastSeq(ctx context.Context, sessionID string) (int64, error) {
 
 func (j journal) Append(ctx context.Context, e runner.Event) error {
 	start := time.Now()
-	err := j.st.AppendEvent(ctx, toStoreEvent(e))
+	err := j.st.AppendEvent(ctx, StoreEvent(e))
 	if err == nil {
 		j.metrics.EventsWritten(1, time.Since(start))
 	}
@@ -46,11 +50,11 @@ func (j journal) Append(ctx context.Context, e runner.Event) error {
 
 func (j journal) OpenInput(ctx context.Context, in runner.Input, e runner.Event) error {
 	return j.dbErr(j.st.OpenInput(ctx, store.Input{ID: in.ID, SessionID: in.SessionID, RunID: in.RunID,
-		Kind: in.Kind, Payload: in.Payload, Deadline: in.Deadline}, toStoreEvent(e)))
+		Kind: in.Kind, Payload: in.Payload, Deadline: in.Deadline}, StoreEvent(e)))
 }
 
 func (j journal) ResolveInput(ctx context.Context, id, status string, answer json.RawMessage, by string, e runner.Event) error {
-	_, err := j.st.ResolveInput(ctx, id, status, answer, by, toStoreEvent(e))
+	_, err := j.st.ResolveInput(ctx, id, status, answer, by, StoreEvent(e))
 	switch {
 	case errors.Is(err, store.ErrNotPending):
 		return runner.ErrNotPending
@@ -111,7 +115,7 @@ func (j journal) sessionChanged(ctx context.Context, sessionID string, c runner.
 func (j journal) AppendBatch(ctx context.Context, evs []runner.Event) error {
 	list := make([]store.Event, len(evs))
 	for i, e := range evs {
-		list[i] = toStoreEvent(e)
+		list[i] = StoreEvent(e)
 	}
 	start := time.Now()
 	err := j.st.AppendEvents(ctx, list)
