@@ -72,13 +72,27 @@ func bare(model string) string {
 	return strings.ToLower(model)
 }
 
-// family is the model family (opus, sonnet, haiku) a model id or alias
-// names, or "".
+// modelID is the exact shape of a Claude model id: claude-<family>-<version>
+// (claude-sonnet-4-5, claude-opus-4) or the older claude-<version>-<family>
+// (claude-3-5-sonnet), then an optional snapshot date or "latest"
+// (-20250929, @20250929 on Vertex) and, on Bedrock, an "anthropic."
+// region prefix and a "-v1:0" suffix. Exactly one family word, in its
+// place: "claude-sonnet-4-5-opus" is no model id.
+var modelID = regexp.MustCompile(`^(?:(?:[a-z]{2,4}\.)?anthropic\.)?claude-` +
+	`(?:(opus|sonnet|haiku)-\d{1,2}(?:-\d{1,2})?|\d{1,2}(?:-\d{1,2})?-(opus|sonnet|haiku))` +
+	`(?:[-@](?:\d{8}|latest))?(?:-v\d+(?::\d+)?)?$`)
+
+// family is the model family (opus, sonnet, haiku) a model id or plain
+// alias names, or "" when model is neither: the id is parsed whole
+// (modelID), never searched for a family word.
 func family(model string) string {
-	for _, part := range strings.FieldsFunc(model, func(r rune) bool { return r == '-' || r == '.' || r == '@' || r == ':' || r == '/' }) {
-		if part == "opus" || part == "sonnet" || part == "haiku" {
-			return part
-		}
+	switch model {
+	case "opus", "sonnet", "haiku":
+		return model
 	}
-	return ""
+	m := modelID.FindStringSubmatch(model)
+	if m == nil {
+		return ""
+	}
+	return m[1] + m[2]
 }
