@@ -18,11 +18,11 @@ const handoverWait = 2 * time.Minute
 // up the leases of its sessions without a process; turns in flight get up
 // to grace to finish; then every run ends, and the sessions that still
 // had work (an open ask the process waited for, a long turn, prompts and
-// answers waiting in line for a slot) are handed over: another live
+// answers waiting in the queue for a slot) are handed over: another live
 // replica takes each at once (--resume), and the waiting prompts and
 // answers are given to it, in order. With no other replica, they resume on
-// their next message, as after a restart, and what waited in line is sent
-// on by the next replica to start (deliverLine).
+// their next message, as after a restart, and what waited in the queue is sent
+// on by the next replica to start (deliverQueue).
 // Leave follows.
 func (n *Node) Drain(ctx context.Context, grace time.Duration) error {
 	n.Supervisor.BeginDrain(ctx)
@@ -43,7 +43,7 @@ func (n *Node) Drain(ctx context.Context, grace time.Duration) error {
 	var errs []error
 	for _, h := range handed {
 		for _, w := range h.Work {
-			if w.Line != 0 {
+			if w.Item != 0 {
 				continue // kept: HandOver released it to whoever takes the session
 			}
 			if err := n.replay(ctx, h.SessionID, w); err != nil {
@@ -90,7 +90,7 @@ func (n *Node) handedOver(payload string) {
 	if owner != n.id {
 		return // another replica was first
 	}
-	defer n.replayLine(context.WithoutCancel(ctx), sessionID) // what waited in line there, in order (each item has its own deadline)
+	defer n.replayQueue(context.WithoutCancel(ctx), sessionID) // what waited in the queue there, in order (each item has its own deadline)
 	if err := n.Supervisor.Resume(ctx, sessionID, n.Starter(sessionID)); err != nil {
 		n.Log.Error("resume a session handed over", "session_id", sessionID, "from", from, "err", err)
 		return

@@ -73,7 +73,7 @@ type Node struct {
 	// outbox holds the viewer lists to signal, by session (signal.go).
 	outbox     map[string]viewers
 	outboxKick chan struct{}
-	lines      sessionLocks // line.go
+	queueLocks sessionLocks // queue.go
 
 	// leaseAt is when this replica's lease was last surely renewed: the
 	// start of its last heartbeat that renewed it with no fence pending
@@ -189,8 +189,8 @@ func (n *Node) Run(ctx context.Context) error {
 	// work arrives by NOTIFY.
 	beat := time.NewTicker(n.cfg.TTL / 3)
 	defer beat.Stop()
-	n.deliverOwed(ctx) // after a crash: answers saved that Claude never got
-	n.deliverLine(ctx) // and prompts and answers left waiting in line
+	n.deliverOwed(ctx)  // after a crash: answers saved that Claude never got
+	n.deliverQueue(ctx) // and prompts and answers left waiting in the queue
 	for {
 		select {
 		case <-beat.C:
@@ -271,7 +271,7 @@ func (n *Node) heartbeat(ctx context.Context) {
 		n.takeOvers = t
 		n.recoverTakeover(context.WithoutCancel(ctx), sessions)
 	} else {
-		defer n.deliverLine(ctx) // what waited in line where nobody serves it now
+		defer n.deliverQueue(ctx) // what waited in the queue where nobody serves it now
 	}
 	if len(dead) > 0 {
 		n.Log.Info("replicas stopped; their sessions are free for any replica", "replicas", dead, "sessions", sessions)
@@ -285,7 +285,7 @@ func (n *Node) heartbeat(ctx context.Context) {
 }
 
 // recoverTakeover reconciles the sessions of the runs a takeover ended
-// (TakenOver), then sends on what it kept in line (a cut turn's go-on), off
+// (TakenOver), then sends on what it kept in the queue (a cut turn's go-on), off
 // the heartbeat: reading logs and transcripts must not hold the lease's
 // renewal up. One runs at a time; a takeover meanwhile has it run again.
 func (n *Node) recoverTakeover(ctx context.Context, sessions int) {
@@ -298,7 +298,7 @@ func (n *Node) recoverTakeover(ctx context.Context, sessions int) {
 		defer n.recovering.Store(false)
 		for {
 			n.TakenOver(int(n.taken.Swap(0)))
-			n.deliverLine(ctx)
+			n.deliverQueue(ctx)
 			if !n.recoverAgain.Swap(false) {
 				return
 			}

@@ -44,7 +44,7 @@ func (n *Node) Prompt(ctx context.Context, sessionID string, start runner.Starte
 func (n *Node) promptWork(ctx context.Context, sessionID string, start runner.Starter, w runner.QueuedWork) error {
 	req := request{Text: w.Text, By: w.By, ByID: w.ByID, Parley: w.Parley}
 	return n.route(ctx, sessionID, true, kindPrompt, req, func() error {
-		return n.afterLine(ctx, sessionID, func() error { return n.Supervisor.PromptWork(ctx, sessionID, start, w) })
+		return n.afterQueue(ctx, sessionID, func() error { return n.Supervisor.PromptWork(ctx, sessionID, start, w) })
 	})
 }
 
@@ -52,7 +52,7 @@ func (n *Node) promptWork(ctx context.Context, sessionID string, start runner.St
 // owner. Exactly one answer resolves an ask (the store decides).
 func (n *Node) Answer(ctx context.Context, sessionID string, start runner.Starter, inputID string, resp runner.Response) error {
 	return n.route(ctx, sessionID, true, kindAnswer, request{InputID: inputID, Resp: resp}, func() error {
-		return n.afterLine(ctx, sessionID, func() error { return n.Supervisor.Answer(ctx, sessionID, start, inputID, resp) })
+		return n.afterQueue(ctx, sessionID, func() error { return n.Supervisor.Answer(ctx, sessionID, start, inputID, resp) })
 	})
 }
 
@@ -238,11 +238,11 @@ func (n *Node) serveRequest(id int64) {
 	start := n.Starter(r.SessionID)
 	switch r.Kind {
 	case kindPrompt:
-		err = n.afterLine(ctx, r.SessionID, func() error {
+		err = n.afterQueue(ctx, r.SessionID, func() error {
 			return n.Supervisor.PromptWork(ctx, r.SessionID, start, runner.QueuedWork{Text: req.Text, By: req.By, ByID: req.ByID, Parley: req.Parley})
 		})
 	case kindAnswer:
-		err = n.afterLine(ctx, r.SessionID, func() error {
+		err = n.afterQueue(ctx, r.SessionID, func() error {
 			return n.Supervisor.Answer(ctx, r.SessionID, start, req.InputID, req.Resp)
 		})
 	case kindInterrupt:

@@ -87,7 +87,7 @@ func (r *Run) allowed(ctx context.Context, by Author) bool {
 }
 
 // mustCheck says whether a turn by by is checked before it is written:
-// one that waited (in line for a slot, kept), or by someone found barred.
+// one that waited (in the queue for a slot, kept), or by someone found barred.
 // Others come straight from a page or a client that checked just now.
 func (r *Run) mustCheck(by Author, waited bool) bool {
 	_, barred := r.barred[by.ID]

@@ -207,7 +207,7 @@ func (c noticeCmd) run(ctx context.Context, r *Run) error {
 	return nil
 }
 
-// reapCmd ends an idle run for a session waiting in line; a run that got
+// reapCmd ends an idle run for a session waiting in the queue; a run that got
 // work meanwhile keeps going.
 type reapCmd struct{}
 

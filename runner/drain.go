@@ -20,7 +20,7 @@ const (
 )
 
 // Handover is a session a draining replica gives to another: its process
-// had work, or it waited in line with Work (prompts and answers, in the
+// had work, or it waited in the queue with Work (prompts and answers, in the
 // order they were given).
 type Handover struct {
 	SessionID string
@@ -104,19 +104,19 @@ func (s *Supervisor) kickDrain() {
 }
 
 // Drain is a graceful shutdown's first half: no new process starts here
-// from now on (ErrDraining), and no work joins the line; sessions given a
+// from now on (ErrDraining), and no work joins the queue; sessions given a
 // slot just before get up to servingWait to hand their work to their
 // process; then turns in flight get up to grace to finish; then every run
 // ends. It returns the sessions whose runs still had work (a turn in
 // flight, or an ask the process waited for): they should be taken over by
 // another replica at once. The others were idle and resume on their next
-// message. Sessions waiting in line for a slot are returned
+// message. Sessions waiting in the queue for a slot are returned
 // too, with the prompts and answers that waited there, in order: the new
 // owner must be given them (a Handover's Work); nothing of them ran here.
 func (s *Supervisor) Drain(ctx context.Context, grace time.Duration) (handOver []Handover) {
 	s.BeginDrain(ctx)
-	// The line goes first: a slot that frees up from now on starts nothing.
-	queued := s.dropLine()
+	// The queue goes first: a slot that frees up from now on starts nothing.
+	queued := s.dropQueue()
 	s.waitServing(ctx)
 	deadline := time.NewTimer(grace)
 	defer deadline.Stop()
@@ -236,9 +236,9 @@ func (s *Supervisor) anyActivity(a int32) bool {
 	return false
 }
 
-// dropLine empties the line for slots and returns its sessions with the
+// dropQueue empties the queue for slots and returns its sessions with the
 // prompts and answers that waited there.
-func (s *Supervisor) dropLine() []Handover {
+func (s *Supervisor) dropQueue() []Handover {
 	s.slots.mu.Lock()
 	queue := s.slots.waiting
 	s.slots.waiting = nil

@@ -71,7 +71,7 @@ func TestDrainHandsOverQueuedWorkInOrder(t *testing.T) {
 	if sup.Queued() != 0 {
 		t.Errorf("%d sessions still in line after the drain", sup.Queued())
 	}
-	// The drain took the line: nothing joins it any more, even past the
+	// The drain took the queue: nothing joins it any more, even past the
 	// supervisor's own check.
 	if _, _, err := sup.slots.enqueue("s3", start, nil, nil, false); !errors.Is(err, ErrDraining) {
 		t.Errorf("joining the line after the drain: %v, want ErrDraining", err)
@@ -147,8 +147,8 @@ func goesOnWith(text string) bool {
 }
 
 // A queued prompt whose new run ended before it got there, and which then
-// found every slot taken, waits in line again as what it is: a drain
-// hands it over as work. Before, it waited in line unnamed and a drain
+// found every slot taken, waits in the queue again as what it is: a drain
+// hands it over as work. Before, it waited in the queue unnamed and a drain
 // handed the session over without it.
 func TestQueuedWorkBackInLineIsHandedOver(t *testing.T) {
 	fake := fakeapi.Serve(t, fakeapi.Scenario{{Text: "unused"}})
@@ -182,7 +182,7 @@ func TestQueuedWorkBackInLineIsHandedOver(t *testing.T) {
 	sup.releaseSlot()
 	<-tried
 	deadline := time.Now().Add(time.Minute)
-	for sup.Queued() == 0 { // back in line
+	for sup.Queued() == 0 { // back in the queue
 		if time.Now().After(deadline) {
 			t.Fatal("the prompt did not go back in line")
 		}

@@ -12,7 +12,7 @@ import (
 // --resume after SIGTERM shows the model the cut prompt, that note, and no
 // queued prompt. So the drain hands the session over with one more prompt
 // (goOn): the CLI is told to go on where it stopped, and given the
-// messages it had not read yet. It is kept in line (keepGoOn), so the next
+// messages it had not read yet. It is kept in the queue (keepGoOn), so the next
 // replica to lease the session sends it, this one too when it starts
 // again; nothing the team sent is lost to a restart. A turn the CLI had not
 // begun is carried like the queued ones (its prompt never reached the
@@ -91,21 +91,21 @@ func goOn(running *turnAuthor, unread []turnAuthor) (w QueuedWork, ok bool) {
 	return QueuedWork{Text: b.String(), By: by.Name, ByID: by.ID, Parley: true}, true
 }
 
-// keepGoOn keeps w in line for the session, released: the replica that
+// keepGoOn keeps w in the queue for the session, released: the replica that
 // takes the session next sends it before anything sent after it (see
-// above). If it cannot be kept, w stays in memory (Line 0): the drain
+// above). If it cannot be kept, w stays in memory (Item 0): the drain
 // gives it to another replica, if one is alive.
 func (s *Supervisor) keepGoOn(ctx context.Context, sessionID string, w *QueuedWork) {
 	if _, err := s.keepQueued(ctx, sessionID, w); err != nil {
 		s.log.Error("keep the prompt that goes on with a turn cut off", "session_id", sessionID, "err", err)
 		return
 	}
-	if s.kept == nil || w.Line == 0 {
+	if s.kept == nil || w.Item == 0 {
 		return
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), queueWrite)
 	defer cancel()
-	if err := s.kept.Release(rctx, w.Line); err != nil {
+	if err := s.kept.Release(rctx, w.Item); err != nil {
 		// Kept by this replica, it is released with the session (HandOver).
 		s.log.Warn("release the prompt that goes on with a turn cut off", "session_id", sessionID, "err", err)
 	}

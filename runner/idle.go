@@ -6,7 +6,7 @@ import (
 )
 
 // reapIdle asks the run idle longest (no turn, no open ask) to end, so its
-// slot goes to the line.
+// slot goes to the queue.
 func (s *Supervisor) reapIdle() {
 	s.mu.Lock()
 	var oldest *Run

@@ -15,7 +15,7 @@ import (
 	"parley/askuser"
 )
 
-// memQueue is a LineStore in memory; fail makes Keep fail.
+// memQueue is a QueueStore in memory; fail makes Keep fail.
 type memQueue struct {
 	mu       sync.Mutex
 	next     int64
@@ -63,18 +63,18 @@ func (l *memQueue) kept() []int64 {
 	return slices.Sorted(maps.Keys(l.items))
 }
 
-// TestLineKeepsWhatWaits: prompts and answers that wait in line for the
+// TestLineKeepsWhatWaits: prompts and answers that wait in the queue for the
 // only slot are kept; a drain hands them over with their kept items (which
 // stay, for whoever takes the session); work whose process could not start
-// leaves the line (the page says so), unless only for now (the database
+// leaves the queue (the page says so), unless only for now (the database
 // away): then it is released for a later try; and work that cannot be kept
 // is refused with a clear error, never taken in silently.
 func TestLineKeepsWhatWaits(t *testing.T) {
-	line := &memQueue{items: map[int64]QueuedWork{}}
+	queue := &memQueue{items: map[int64]QueuedWork{}}
 	newSup := func() *Supervisor {
 		sup := NewSupervisor(context.Background(), Deps{Journal: pendingJournal{&memJournal{}}, Publisher: make(chanPublisher, 16),
 			Broker: askuser.NewBroker(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), RuntimeDir: t.TempDir(),
-			MaxRuns: 1, Line: line})
+			MaxRuns: 1, Line: queue})
 		t.Cleanup(sup.Shutdown)
 		if !sup.slots.tryAcquire() { // the only slot is busy elsewhere
 			t.Fatal("no free slot")
@@ -93,13 +93,13 @@ func TestLineKeepsWhatWaits(t *testing.T) {
 	if err := sup.Answer(ctx, "s1", fails, "in-1", blue); err != nil {
 		t.Fatal(err)
 	}
-	if got := line.kept(); len(got) != 2 || line.items[1].Text != "first" || line.items[2].InputID != "in-1" {
-		t.Fatalf("kept %v (%+v), want the prompt and the answer", got, line.items)
+	if got := queue.kept(); len(got) != 2 || queue.items[1].Text != "first" || queue.items[2].InputID != "in-1" {
+		t.Fatalf("kept %v (%+v), want the prompt and the answer", got, queue.items)
 	}
 	sup.releaseSlot() // the slot goes to s1, whose process cannot start
-	for deadline := time.Now().Add(10 * time.Second); len(line.kept()) > 0; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(10 * time.Second); len(queue.kept()) > 0; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("kept %v after the process failed to start, want nothing", line.kept())
+			t.Fatalf("kept %v after the process failed to start, want nothing", queue.kept())
 		}
 	}
 
@@ -108,10 +108,10 @@ func TestLineKeepsWhatWaits(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := sup.Drain(ctx, 0)
-	if len(got) != 1 || len(got[0].Work) != 1 || got[0].Work[0].Line != 3 || got[0].Work[0].Text != "second" {
+	if len(got) != 1 || len(got[0].Work) != 1 || got[0].Work[0].Item != 3 || got[0].Work[0].Text != "second" {
 		t.Fatalf("handed over %+v, want s2's prompt as kept item 3", got)
 	}
-	if k := line.kept(); len(k) != 1 || k[0] != 3 {
+	if k := queue.kept(); len(k) != 1 || k[0] != 3 {
 		t.Errorf("kept %v after the drain, want item 3 still: the next owner sends it", k)
 	}
 
@@ -131,18 +131,18 @@ func TestLineKeepsWhatWaits(t *testing.T) {
 		}
 	}
 	waitFor("the item of a prompt whose process could not start for now was not released", func() bool {
-		line.mu.Lock()
-		defer line.mu.Unlock()
-		return len(line.released) == 1 && line.released[0] == 4
+		queue.mu.Lock()
+		defer queue.mu.Unlock()
+		return len(queue.released) == 1 && queue.released[0] == 4
 	})
-	if !slices.Contains(line.kept(), 4) {
+	if !slices.Contains(queue.kept(), 4) {
 		t.Error("the released item was removed: it must stay for a later try")
 	}
 
 	sup = newSup()
-	line.fail = errors.New("database away")
+	queue.fail = errors.New("database away")
 	err := sup.Prompt(ctx, "s3", fails, "third", Author{Name: "Di"})
-	if err == nil || !errors.Is(err, line.fail) {
+	if err == nil || !errors.Is(err, queue.fail) {
 		t.Fatalf("a prompt that cannot be kept: %v, want the keeper's error", err)
 	}
 	if sup.Queued() != 0 {

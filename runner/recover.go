@@ -10,7 +10,7 @@ import (
 // failed), and the end of a run that went with Parley (see package
 // transcript). It is called when no process of the session runs. It
 // returns the prompt that goes on with the turns such a lost run cut off,
-// kept in line as this replica's (w.Line), or nil: the run sends it before
+// kept in the queue as this replica's (w.Item), or nil: the run sends it before
 // anything else.
 type Recoverer interface {
 	Recover(ctx context.Context, o Options) (*QueuedWork, error)
@@ -35,14 +35,14 @@ func (s *Supervisor) reconcile(ctx context.Context, o Options) *QueuedWork {
 // with what a lost run of its session cut off (reconcile): Claude goes on
 // with it, and reads the messages the lost run's CLI had queued, before
 // the message the run was started for. Its author is checked first, as
-// for any turn that waited. Sent, or refused for good, it leaves the line;
+// for any turn that waited. Sent, or refused for good, it leaves the queue;
 // not sent for now (the run ended at once, or was fenced), it is released
-// for the next pass over the line.
+// for the next pass over the queue.
 func (s *Supervisor) goOnFirst(r *Run, w *QueuedWork) {
 	ctx, cancel := context.WithTimeout(s.ctx, writeTimeout)
 	defer cancel()
 	reply := make(chan error, 1)
-	err := r.send(ctx, turnCmd{text: w.Text, by: Author{Name: w.By, ID: w.ByID}, item: w.Line, parley: w.Parley, reply: reply}, reply)
+	err := r.send(ctx, turnCmd{text: w.Text, by: Author{Name: w.By, ID: w.ByID}, item: w.Item, parley: w.Parley, reply: reply}, reply)
 	if err != nil && !errors.Is(err, ErrNotAllowed) { // not allowed: the page says so
 		r.log.Error("send the prompt that goes on with a lost run's turns", "err", err)
 	}

@@ -13,21 +13,21 @@ import (
 // It may be called with the supervisor's lock held, so it must be quick
 // and must not call back into the supervisor.
 type QueueObserver interface {
-	// QueueChanged says the session is place-th in line of `of` (1 = next);
-	// place 0 says it has left the line: its process is starting, or, with
+	// QueueChanged says the session is place-th in the queue of `of` (1 = next);
+	// place 0 says it has left the queue: its process is starting, or, with
 	// failure set, could not start.
 	QueueChanged(sessionID string, place, of int, failure string)
 }
 
-// errNoSlot says every slot is taken: the work must wait in line.
+// errNoSlot says every slot is taken: the work must wait in the queue.
 var errNoSlot = errors.New("every claude slot is taken")
 
-// errNotQueued says no earlier work of the session is in line to join.
+// errNotQueued says no earlier work of the session is in the queue to join.
 var errNotQueued = errors.New("no earlier work of the session is in line")
 
 // slots caps the live claude processes of a supervisor. A session that
-// needs a process when none is free waits in line (first come, first
-// served); a slot given back goes to the head of the line.
+// needs a process when none is free waits in the queue (first come, first
+// served); a slot given back goes to the head of the queue.
 type slots struct {
 	max int // 0 = no cap
 
@@ -37,34 +37,34 @@ type slots struct {
 	// serving counts the waiters given a slot that have not yet handed
 	// their jobs to their run: a drain waits for them (drain.go).
 	serving int
-	// closed says a drain emptied the line: nothing joins it any more.
+	// closed says a drain emptied the queue: nothing joins it any more.
 	closed bool
 	// open are the waiters given a slot that have not yet handed all their
 	// jobs to their run, by session: work for the session joins theirs, in
-	// order (a start for work in line may wait for the session's
+	// order (a start for work in the queue may wait for the session's
 	// StartGuard; a page's work must not pass it).
 	open map[string]*waiter
 }
 
-// waiter is a session in line, with the work to do once its process runs.
+// waiter is a session in the queue, with the work to do once its process runs.
 type waiter struct {
 	sessionID string
 	start     Starter
-	jobs      []job         // appended under slots.mu while in line or open
-	dropped   bool          // a drain emptied the line: do nothing
+	jobs      []job         // appended under slots.mu while in the queue or open
+	dropped   bool          // a drain emptied the queue: do nothing
 	served    bool          // it was given a slot: counted in slots.serving until it is done
 	granted   chan struct{} // closed when a slot is handed to it
 }
 
 // job is one piece of a waiter's work: do, and for a prompt or an answer
-// what it is, for a drain to move and to keep in line (nil for others).
+// what it is, for a drain to move and to keep in the queue (nil for others).
 type job struct {
 	do   sendFunc
 	work *QueuedWork
 }
 
 // sendFunc hands a job's work to the session's run r; item is the work's
-// kept queue item (QueuedWork.Line), 0 when it has none.
+// kept queue item (QueuedWork.Item), 0 when it has none.
 type sendFunc func(ctx context.Context, r *Run, item int64) error
 
 // nothing is the job of a start with no work: the run starts, and that is all.
@@ -176,7 +176,7 @@ func (q *slots) tryAcquire() bool {
 	return true
 }
 
-// release hands a slot to the head of the line, or back to the pool.
+// release hands a slot to the head of the queue, or back to the pool.
 func (q *slots) release() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -189,15 +189,15 @@ func (q *slots) release() {
 	q.grant(w)
 }
 
-// enqueue puts job in line for sessionID: with the session's waiter when
-// it is already in line or given a slot and still taking work (isNew
+// enqueue puts job in the queue for sessionID: with the session's waiter when
+// it is already in the queue or given a slot and still taking work (isNew
 // false), else with a new one (with behind set: errNotQueued). work, when
 // set, is the prompt or answer job delivers, for a drain to move.
 func (q *slots) enqueue(sessionID string, start Starter, do sendFunc, work *QueuedWork, behind bool) (w *waiter, isNew bool, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
-		return nil, false, ErrDraining // the drain has taken the line
+		return nil, false, ErrDraining // the drain has taken the queue
 	}
 	j := job{do: do, work: work}
 	if w := q.open[sessionID]; w != nil {
@@ -223,7 +223,7 @@ func (q *slots) enqueue(sessionID string, start Starter, do sendFunc, work *Queu
 	return w, true, nil
 }
 
-// line returns the sessions in line, first first.
+// line returns the sessions in the queue, first first.
 func (q *slots) queue() []string {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -251,7 +251,7 @@ func (s *Supervisor) LiveRuns() int {
 }
 
 // QueuePlace says where the session waits for a slot: its place (1 = next)
-// and the length of the line; 0 when it is not waiting.
+// and the length of the queue; 0 when it is not waiting.
 func (s *Supervisor) QueuePlace(sessionID string) (place, of int) {
 	queue := s.slots.queue()
 	for i, id := range queue {
@@ -270,7 +270,7 @@ func (s *Supervisor) releaseSlot() {
 	s.announce(before)
 }
 
-// announce tells the observer the place of every session in line, and that
+// announce tells the observer the place of every session in the queue, and that
 // those of before no longer in it have left.
 func (s *Supervisor) announce(before []string) {
 	if s.queueObs == nil {
@@ -289,11 +289,11 @@ func (s *Supervisor) announce(before []string) {
 	}
 }
 
-// enqueue puts j in line for the session and returns at once: the page
+// enqueue puts j in the queue for the session and returns at once: the page
 // shows the session's place, and j runs once a slot is free. An idle run
-// is asked to end so that one is. A copy of j's work is kept in line
-// (LineStore) and waits with it. With behind set, j only joins earlier
-// work of the session in line: errNotQueued when there is none (any
+// is asked to end so that one is. A copy of j's work is kept in the queue
+// (QueueStore) and waits with it. With behind set, j only joins earlier
+// work of the session in the queue: errNotQueued when there is none (any
 // more), and j, kept, is for the caller to send.
 func (s *Supervisor) enqueue(ctx context.Context, sessionID string, start Starter, j job, behind bool) error {
 	s.mu.Lock()
@@ -319,13 +319,13 @@ func (s *Supervisor) enqueue(ctx context.Context, sessionID string, start Starte
 		return err
 	}
 	if err != nil && kept {
-		// Refused (the drain took the line meanwhile): it goes elsewhere,
+		// Refused (the drain took the queue meanwhile): it goes elsewhere,
 		// whole, unless the drain handed it over with its session already.
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), queueWrite)
-		ours, lerr := s.kept.Left(lctx, qw.Line)
+		ours, lerr := s.kept.Left(lctx, qw.Item)
 		cancel()
 		if lerr != nil || !ours {
-			return nil // it stays in line there, and is sent on from there
+			return nil // it stays in the queue there, and is sent on from there
 		}
 	}
 	if err != nil || !isNew {
@@ -343,7 +343,7 @@ func (s *Supervisor) enqueue(ctx context.Context, sessionID string, start Starte
 	return nil
 }
 
-// guardWait bounds how long a start for work in line waits for the
+// guardWait bounds how long a start for work in the queue waits for the
 // session's StartGuard: a merge or discard of its worktree (git's work).
 const guardWait = 5 * time.Minute
 
@@ -391,7 +391,7 @@ func (s *Supervisor) serveWaiter(w *waiter) {
 		if s.queueObs != nil {
 			s.queueObs.QueueChanged(w.sessionID, 0, s.slots.queued(), "Claude could not start: "+err.Error())
 		}
-		for _, j := range w.jobs { // the page said so: they leave the line, unless a later try may work
+		for _, j := range w.jobs { // the page said so: they leave the queue, unless a later try may work
 			s.settleQueued(j.work, err)
 		}
 		return
@@ -406,10 +406,10 @@ func (s *Supervisor) serveWaiter(w *waiter) {
 		if !ok {
 			return
 		}
-		// A prompt names its kept item; work back in line is kept as it is.
+		// A prompt names its kept item; work back in the queue is kept as it is.
 		err := j.do(ctx, r, queuedItem(j.work))
 		if errors.Is(err, ErrRunEnded) {
-			// Tried once more, as work from the line: withRun sees to its
+			// Tried once more, as work from the queue: withRun sees to its
 			// kept item. The rest go the same way, in order: w takes no more.
 			s.slots.seal(w)
 			err = s.withRun(ctx, w.sessionID, w.start, j, true)

@@ -23,7 +23,7 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 	// written), so the new run continues the log exactly.
 	goOn := s.reconcile(s.ctx, o)
 	defer func() {
-		if goOn != nil { // the run did not start: the next pass over the line sends it
+		if goOn != nil { // the run did not start: the next pass over the queue sends it
 			s.releaseQueued(goOn)
 		}
 	}()
@@ -259,7 +259,7 @@ type Options struct {
 	// limits of Parley's own (the CLI's --max-budget-usd may still apply).
 	BudgetCheck func(context.Context) string
 	// MayPrompt says whether the user may send turns in the session's
-	// project now: a turn that waited (in line for a slot) is not sent if
+	// project now: a turn that waited (in the queue for a slot) is not sent if
 	// its author may not, and a member who loses the right has their
 	// running turn stopped (CheckAuthors). nil = anyone may.
 	MayPrompt func(ctx context.Context, userID int64) (bool, error)

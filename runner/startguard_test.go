@@ -16,12 +16,12 @@ import (
 
 // A message whose run cannot start because the session's StartGuard is
 // held (a member merges its worktree) does not wait with its sender: it is
-// kept in line at once, even if the sender leaves, and a second message
+// kept in the queue at once, even if the sender leaves, and a second message
 // joins it there. One start waits for the guard; once the guard is free
 // the run starts and both reach the model once, in order.
 func TestStartGuardKeepsWorkInLine(t *testing.T) {
 	fake := fakeapi.Serve(t, fakeapi.Scenario{{Text: "one"}, {Text: "two"}})
-	line := &memQueue{items: map[int64]QueuedWork{}}
+	queue := &memQueue{items: map[int64]QueuedWork{}}
 	var held atomic.Bool
 	held.Store(true)
 	free := make(chan struct{})
@@ -45,7 +45,7 @@ func TestStartGuardKeepsWorkInLine(t *testing.T) {
 	sup := NewSupervisor(context.Background(), Deps{
 		Config:  Config{ClaudeBin: fakeapi.ClaudeBin(t), SelfExe: "/bin/false", Env: append(os.Environ(), fake.Env(t.TempDir())...)},
 		Journal: &memJournal{}, Publisher: pub, Broker: askuser.NewBroker(),
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), RuntimeDir: t.TempDir(), Line: line, StartGuard: guard,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), RuntimeDir: t.TempDir(), Line: queue, StartGuard: guard,
 	})
 	t.Cleanup(sup.Shutdown)
 	start := With(testOptions(t, "http://127.0.0.1:9/ask"))
@@ -64,8 +64,8 @@ func TestStartGuardKeepsWorkInLine(t *testing.T) {
 		}
 		cancel() // the sender's page closes: nothing is lost
 	}
-	if k := line.kept(); len(k) != 2 || line.items[k[0]].Text != "first" || line.items[k[1]].Text != "second" {
-		t.Fatalf("kept %v (%+v) while the guard is held, want both prompts in order", k, line.items)
+	if k := queue.kept(); len(k) != 2 || queue.items[k[0]].Text != "first" || queue.items[k[1]].Text != "second" {
+		t.Fatalf("kept %v (%+v) while the guard is held, want both prompts in order", k, queue.items)
 	}
 	for deadline := time.Now().Add(10 * time.Second); waits.Load() == 0; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -95,9 +95,9 @@ func TestStartGuardKeepsWorkInLine(t *testing.T) {
 		strings.Count(convo, "first") != 1 || strings.Count(convo, "second") != 1 {
 		t.Fatalf("the conversation the model got: %q; want first, then second, once each", convo)
 	}
-	for deadline := time.Now().Add(30 * time.Second); len(line.kept()) > 0; time.Sleep(5 * time.Millisecond) {
+	for deadline := time.Now().Add(30 * time.Second); len(queue.kept()) > 0; time.Sleep(5 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("kept %v after both were sent, want nothing", line.kept())
+			t.Fatalf("kept %v after both were sent, want nothing", queue.kept())
 		}
 	}
 }

@@ -46,7 +46,7 @@ func (s *Supervisor) startWithSlot(ctx context.Context, sessionID string, start 
 // ensure returns the session's live run or starts one with start's
 // options; errNoSlot when every slot is taken, ErrStartHeld when the
 // session's StartGuard is held elsewhere, errQueued when the session's
-// earlier work is in line and not yet handed to its run (work from the
+// earlier work is in the queue and not yet handed to its run (work from the
 // line itself goes on).
 // s.mu is never held across the database or the process start: a session
 // being started is marked in s.starting, and a second caller waits for it.
@@ -86,7 +86,7 @@ func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter
 		queueStart := s.queueStarts[sessionID]
 		s.mu.Unlock()
 		if queueStart && !fromQueue {
-			return nil, errQueued // its work joins the line behind the start's
+			return nil, errQueued // its work joins the queue behind the start's
 		}
 		select {
 		case <-wait:
@@ -98,7 +98,7 @@ func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter
 
 // startNow starts the session's run in a slot already taken, which the
 // run gives back when it ends (or at once, when it does not start); the
-// caller has marked the session starting. A start for work in line
+// caller has marked the session starting. A start for work in the queue
 // (fromQueue) waits for the session's StartGuard; any other is refused
 // with ErrStartHeld while the guard is held elsewhere.
 func (s *Supervisor) startNow(ctx context.Context, sessionID string, start Starter, starting chan struct{}, fromQueue bool) (*Run, error) {

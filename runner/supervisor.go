@@ -18,9 +18,9 @@ type Supervisor struct {
 	log        *slog.Logger
 	runtimeDir string        // where per-run ask_user config files live
 	runEnded   func()        // told after each run ends (may be nil)
-	slots      *slots        // the cap on live processes and the line for it
-	queueObs   QueueObserver // nil: nobody is told about the line
-	kept       LineStore     // nil: the queue is kept in memory only
+	slots      *slots        // the cap on live processes and the queue for it
+	queueObs   QueueObserver // nil: nobody is told about the queue
+	kept       QueueStore    // nil: the queue is kept in memory only
 	recoverer  Recoverer     // nil: logs are not reconciled at start
 	startGuard StartGuard    // nil: starts are not guarded
 	leaseHeld  func() bool   // SetLeaseCheck
@@ -30,13 +30,13 @@ type Supervisor struct {
 	runs map[string]*Run
 	// starting marks sessions whose run is being started; the channel
 	// closes when it has started or failed to. queueStarts marks those of
-	// them started for work in line, which wait for the StartGuard: work
-	// for them joins theirs in line rather than waiting with a page.
-	starting   map[string]chan struct{}
+	// them started for work in the queue, which wait for the StartGuard: work
+	// for them joins theirs in the queue rather than waiting with a page.
+	starting    map[string]chan struct{}
 	queueStarts map[string]bool
-	wg         sync.WaitGroup
-	closed     bool
-	drain      // graceful shutdown (drain.go)
+	wg          sync.WaitGroup
+	closed      bool
+	drain       // graceful shutdown (drain.go)
 }
 
 // Deps are a Supervisor's collaborators.
@@ -51,12 +51,12 @@ type Deps struct {
 	// open are detached from then on (see server.Expirer). It must not block.
 	RunEnded func()
 	// MaxRuns caps the live claude processes; 0 = no cap. A session that
-	// needs a process when all are taken waits in line (see slots.go).
+	// needs a process when all are taken waits in the queue (see slots.go).
 	MaxRuns int
 	Queue   QueueObserver // hears where waiting sessions stand; may be nil
-	// Line, if set, keeps the prompts and answers waiting in line, so that
+	// Line, if set, keeps the prompts and answers waiting in the queue, so that
 	// neither a restart nor a crash loses them (queue.go).
-	Line LineStore
+	Line QueueStore
 	// Recover, if set, reconciles a session's log before each run of it
 	// starts (recover.go).
 	Recover Recoverer
@@ -73,21 +73,21 @@ type Deps struct {
 // or, when wait is false, returns an error that is ErrStartHeld.
 //
 // A message or an answer whose start finds the guard held does not wait
-// with the member's page: it waits in line (kept, like work waiting for a
+// with the member's page: it waits in the queue (kept, like work waiting for a
 // slot), and its start there waits for the guard.
 type StartGuard func(ctx context.Context, sessionID string, wait bool) (release func(), err error)
 
 // ErrStartHeld says a session's StartGuard is held elsewhere (its worktree
-// is being merged or discarded): the work waits in line.
+// is being merged or discarded): the work waits in the queue.
 var ErrStartHeld = errors.New("the session's worktree is being merged or discarded")
 
 // waitsInQueue says whether an attempt to run work now failed only because
-// it must wait in line: for a slot, or for the session's StartGuard.
+// it must wait in the queue: for a slot, or for the session's StartGuard.
 func waitsInQueue(err error) bool {
 	return errors.Is(err, errNoSlot) || errors.Is(err, ErrStartHeld) || errors.Is(err, errQueued)
 }
 
-// errQueued says earlier work of the session waits in line (or its
+// errQueued says earlier work of the session waits in the queue (or its
 // waiter is still handing it to the run): later work joins it there.
 var errQueued = errors.New("the session's earlier work waits in line")
 
@@ -121,7 +121,7 @@ func (s *Supervisor) PromptWork(ctx context.Context, sessionID string, start Sta
 }
 
 func (s *Supervisor) prompt(ctx context.Context, sessionID string, start Starter, w QueuedWork) error {
-	// A turn that waits in line says what it is (work), so that it can be
+	// A turn that waits in the queue says what it is (work), so that it can be
 	// kept and a drain can move it.
 	return s.withRun(ctx, sessionID, start, job{work: &w, do: func(ctx context.Context, r *Run, item int64) error {
 		reply := make(chan error, 1)
@@ -133,8 +133,8 @@ func (s *Supervisor) prompt(ctx context.Context, sessionID string, start Starter
 // none. A run that is ending (idle stop, exit) refuses commands with
 // ErrRunEnded; j is then tried once more on a new run, so a message that
 // races an ending process is not lost. When every slot is taken, j waits
-// in line and withRun returns nil at once. j's work, if it was kept in
-// line, leaves it once j is done. fromQueue says j comes from the line: its
+// in the queue and withRun returns nil at once. j's work, if it was kept in
+// line, leaves it once j is done. fromQueue says j comes from the queue: its
 // start waits for the session's StartGuard, and goes before later work.
 func (s *Supervisor) withRun(ctx context.Context, sessionID string, start Starter, j job, fromQueue bool) error {
 	err := s.runNow(ctx, sessionID, start, j, fromQueue)
@@ -153,7 +153,7 @@ func (s *Supervisor) withRun(ctx context.Context, sessionID string, start Starte
 	return err
 }
 
-// runNow is withRun's attempt without the line: errNoSlot when j must
+// runNow is withRun's attempt without the queue: errNoSlot when j must
 // wait for a slot, ErrStartHeld when for the session's StartGuard.
 func (s *Supervisor) runNow(ctx context.Context, sessionID string, start Starter, j job, fromQueue bool) error {
 	r, err := s.ensure(ctx, sessionID, start, fromQueue)
@@ -200,7 +200,7 @@ func (s *Supervisor) answer(ctx context.Context, sessionID string, start Starter
 			return err
 		}
 	}
-	// An answer that waits in line says what it is too (drain.go).
+	// An answer that waits in the queue says what it is too (drain.go).
 	return s.withRun(ctx, sessionID, start, job{work: &w, do: func(ctx context.Context, r *Run, _ int64) error {
 		reply := make(chan error, 1)
 		return r.send(ctx, answerCmd{id: inputID, resp: resp, reply: reply}, reply)

@@ -20,8 +20,8 @@ type sentTurn struct {
 	parley bool // Parley's own (QueuedWork.Parley)
 }
 
-// turn records and writes one user turn; a turn that waited in line names
-// its kept item (line), so it is never sent again after a crash. A turn
+// turn records and writes one user turn; a turn that waited in the queue names
+// its kept item (item), so it is never sent again after a crash. A turn
 // whose author may no longer prompt (it waited while they were removed) is
 // not sent: the page says so.
 func (r *Run) turn(ctx context.Context, t sentTurn, item int64) error {
@@ -44,7 +44,7 @@ func (r *Run) turn(ctx context.Context, t sentTurn, item int64) error {
 // recordPrompt logs a turn about to be written to the CLI (typ: TypePrompt,
 // or TypeTurnResent for one sent again to a fresh conversation), with its
 // author's id (a turn a crash cut off goes on with its author,
-// GoOnAfterCrash), the line item it waited as (0: none), and whether it is
+// GoOnAfterCrash), the queue item it waited as (0: none), and whether it is
 // Parley's own (a turn of Parley's a crash cut off does not go on again).
 func (r *Run) recordPrompt(ctx context.Context, typ string, t sentTurn, item int64) {
 	p := map[string]any{"text": t.text, "by": t.by.Name, "queued": r.turns > 0}
@@ -61,7 +61,7 @@ func (r *Run) recordPrompt(ctx context.Context, typ string, t sentTurn, item int
 }
 
 // resendTurn writes again a turn a failed resume lost: it waited, so its
-// author is checked first, as for any turn that waited in line. It is
+// author is checked first, as for any turn that waited in the queue. It is
 // logged again as resent (the page shows it once, where it was sent
 // first): the new run's log holds every turn its CLI had.
 func (r *Run) resendTurn(ctx context.Context, t sentTurn) error {

@@ -34,7 +34,7 @@ func (s *Store) StartDraining(ctx context.Context, keep []string) error {
 }
 
 // HandOver gives up this replica's leases of the sessions and the
-// prompts and answers of theirs that waited in line here, and tells the
+// prompts and answers of theirs that waited in the queue here, and tells the
 // other replicas (NOTIFY on HandoverChannel, on commit), so one of them
 // takes each over at once. The sessions' runs here must have ended.
 func (s *Store) HandOver(ctx context.Context, sessionIDs []string) error {
@@ -50,8 +50,8 @@ func (s *Store) HandOver(ctx context.Context, sessionIDs []string) error {
 		s.replica, sessionIDs); err != nil {
 		return fmt.Errorf("hand over: release leases: %w", err)
 	}
-	// What waited in line here goes with the sessions: the replica that
-	// takes each over sends it on (see ClaimLine).
+	// What waited in the queue here goes with the sessions: the replica that
+	// takes each over sends it on (see ClaimQueue).
 	if _, err := tx.Exec(ctx, `UPDATE session_line SET replica_id = '' WHERE replica_id = $1 AND session_id::text = ANY($2)`,
 		s.replica, sessionIDs); err != nil {
 		return fmt.Errorf("hand over: release the line: %w", err)

@@ -21,12 +21,12 @@ type Log interface {
 	ReconcileEvents(ctx context.Context, sessionID string) ([]store.Event, error)
 	LastSeq(ctx context.Context, sessionID string) (int64, error)
 	AppendEvents(ctx context.Context, evs []store.Event) error
-	// AppendEventsKeeping appends evs and keeps it in line (released, or
+	// AppendEventsKeeping appends evs and keeps it in the queue (released, or
 	// this replica's) in one transaction: the prompt that goes on, and the
 	// notice saying so.
-	AppendEventsKeeping(ctx context.Context, evs []store.Event, it store.LineItem, released bool) (int64, error)
-	// LineOf returns the session's line items.
-	LineOf(ctx context.Context, sessionID string) ([]store.LineItem, error)
+	AppendEventsKeeping(ctx context.Context, evs []store.Event, it store.QueueItem, released bool) (int64, error)
+	// QueueOf returns the session's queue items.
+	QueueOf(ctx context.Context, sessionID string) ([]store.QueueItem, error)
 }
 
 // Session names a session's log and the CLI's transcript of it.
@@ -44,8 +44,8 @@ type Session struct {
 	// process was killed): one is enough.
 	GoOn bool
 	// Starting says a run of the session is starting now and sends the
-	// prompt that goes on first: it is kept in line as this replica's, not
-	// released for the next pass over the line.
+	// prompt that goes on first: it is kept in the queue as this replica's, not
+	// released for the next pass over the queue.
 	Starting bool
 	// MayPrompt, if set, says whether a member may still send turns: a
 	// barred member's turn neither goes on nor is carried.
@@ -61,7 +61,7 @@ type Reconciled struct {
 	Events int // appended to the log
 	// GoOn, when Session.GoOn was set, is the prompt that has Claude go on
 	// with the turns the lost run cut off (runner.GoOnAfterCrash), kept in
-	// line (GoOn.Line) with the events: released, the next pass over the
+	// line (GoOn.Item) with the events: released, the next pass over the
 	// line sends it; with Session.Starting, the run starting does. nil if
 	// there are none.
 	GoOn *runner.QueuedWork
@@ -176,7 +176,7 @@ func (r *Reconciler) Reconcile(ctx context.Context, s Session) (Reconciled, erro
 		out[i] = store.Event{SessionID: s.ID, Seq: st.last + int64(i) + 1, Type: a.typ, Payload: a.payload}
 	}
 	if w := res.GoOn; w != nil {
-		w.Line, err = r.log.AppendEventsKeeping(ctx, out, store.LineItem{SessionID: s.ID, Kind: store.LinePrompt,
+		w.Item, err = r.log.AppendEventsKeeping(ctx, out, store.QueueItem{SessionID: s.ID, Kind: store.QueuePrompt,
 			Text: w.Text, By: w.By, ByID: w.ByID, Parley: w.Parley}, !s.Starting)
 	} else {
 		err = r.log.AppendEvents(ctx, out)
@@ -193,19 +193,19 @@ func (r *Reconciler) Reconcile(ctx context.Context, s Session) (Reconciled, erro
 	return res, nil
 }
 
-// wentOnBefore says whether the session's line holds a prompt Parley sent:
+// wentOnBefore says whether the session's queue holds a prompt Parley sent:
 // a drain that cut the run's turn off, then was killed before it recorded
 // the run's end, already kept the prompt that goes on. A line that cannot
 // be read now counts as none: a second prompt that goes on is better than
 // none.
 func (r *Reconciler) wentOnBefore(ctx context.Context, sessionID string) bool {
-	line, err := r.log.LineOf(ctx, sessionID)
+	line, err := r.log.QueueOf(ctx, sessionID)
 	if err != nil {
 		r.l.Warn("read the session's line", "session_id", sessionID, "err", err)
 		return false
 	}
 	for _, it := range line {
-		if it.Kind == store.LinePrompt && it.Parley {
+		if it.Kind == store.QueuePrompt && it.Parley {
 			return true
 		}
 	}

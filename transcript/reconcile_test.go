@@ -372,7 +372,7 @@ func TestGoOnAfterLostRun(t *testing.T) {
 				t.Fatalf("goes on with nothing, want %+v", *tc.want)
 			case tc.want != nil:
 				want := *tc.want
-				want.Line = res.GoOn.Line
+				want.Item = res.GoOn.Item
 				if diff := cmp.Diff(want, *res.GoOn); diff != "" {
 					t.Fatalf("the prompt that goes on (-want +got):\n%s", diff)
 				}
@@ -385,7 +385,7 @@ func TestGoOnAfterLostRun(t *testing.T) {
 			if said != (tc.want != nil) || got[len(got)-1].Type != "run_ended" {
 				t.Errorf("the page says Claude goes on: %v, last event %s; want %v, then the run's end", said, got[len(got)-1].Type, tc.want != nil)
 			}
-			line, err := st.LineOf(t.Context(), s.ID)
+			line, err := st.QueueOf(t.Context(), s.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -395,10 +395,10 @@ func TestGoOnAfterLostRun(t *testing.T) {
 				}
 				return
 			}
-			if len(line) != 1 || line[0].Text != tc.want.Text || line[0].ByID != tc.want.ByID || line[0].ID != res.GoOn.Line || !line[0].Parley {
-				t.Fatalf("kept in line: %+v, want the prompt that goes on (item %d)", line, res.GoOn.Line)
+			if len(line) != 1 || line[0].Text != tc.want.Text || line[0].ByID != tc.want.ByID || line[0].ID != res.GoOn.Item || !line[0].Parley {
+				t.Fatalf("kept in line: %+v, want the prompt that goes on (item %d)", line, res.GoOn.Item)
 			}
-			if ours, err := st.LeftLine(t.Context(), line[0].ID); err != nil || ours {
+			if ours, err := st.LeftQueue(t.Context(), line[0].ID); err != nil || ours {
 				t.Errorf("the prompt that goes on is this replica's (%v, %v), want it released for the next pass over the line", ours, err)
 			}
 			// A second lost run while that prompt still waits in line:
@@ -414,10 +414,10 @@ func TestGoOnAfterLostRun(t *testing.T) {
 			// Once it was sent, a run starting for the team's next message
 			// finds a third lost run: its prompt that goes on is kept as
 			// this replica's, for the starting run to send first.
-			if _, err := st.ClaimLine(t.Context(), s.ID); err != nil {
+			if _, err := st.ClaimQueue(t.Context(), s.ID); err != nil {
 				t.Fatal(err)
 			}
-			if ours, err := st.LeftLine(t.Context(), line[0].ID); err != nil || !ours {
+			if ours, err := st.LeftQueue(t.Context(), line[0].ID); err != nil || !ours {
 				t.Fatalf("remove the claimed prompt: %v, %v", ours, err)
 			}
 			appendLog(t, st, s.ID, started, goAnn, initEv)
@@ -427,7 +427,7 @@ func TestGoOnAfterLostRun(t *testing.T) {
 			if err != nil || res.GoOn == nil || !res.GoOn.Parley || !strings.HasPrefix(res.GoOn.Text, runner.SentByParley) {
 				t.Fatalf("a run starting: %+v, %v; want a prompt that goes on", res, err)
 			}
-			if ours, err := st.LeftLine(t.Context(), res.GoOn.Line); err != nil || !ours {
+			if ours, err := st.LeftQueue(t.Context(), res.GoOn.Item); err != nil || !ours {
 				t.Errorf("the starting run's prompt that goes on is this replica's: %v, %v; want it kept as ours", ours, err)
 			}
 		})
@@ -439,7 +439,7 @@ func TestGoOnAfterLostRun(t *testing.T) {
 // a member's message waiting there is not Parley's, whatever its text.
 func TestGoOnWithAMemberMessageInLineThatReadsLikeParleys(t *testing.T) {
 	st, s, cfg := setup(t)
-	if _, err := st.KeepInLine(t.Context(), store.LineItem{SessionID: s.ID, Kind: store.LinePrompt,
+	if _, err := st.KeepQueued(t.Context(), store.QueueItem{SessionID: s.ID, Kind: store.QueuePrompt,
 		Text: runner.SentByParley + "Parley restarted while you were working, and stopped you.", By: "Bob", ByID: 2}); err != nil {
 		t.Fatal(err)
 	}
@@ -455,11 +455,11 @@ func TestGoOnWithAMemberMessageInLineThatReadsLikeParleys(t *testing.T) {
 	if res.GoOn == nil || !res.GoOn.Parley || res.GoOn.By != "Ann" {
 		t.Fatalf("goes on with %+v; want Ann's cut turn to go on, as Parley's", res.GoOn)
 	}
-	line, err := st.LineOf(t.Context(), s.ID)
+	line, err := st.QueueOf(t.Context(), s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(line) != 2 || line[0].Parley || !line[1].Parley || line[1].ID != res.GoOn.Line {
+	if len(line) != 2 || line[0].Parley || !line[1].Parley || line[1].ID != res.GoOn.Item {
 		t.Fatalf("the line: %+v; want Bob's message, then Parley's prompt that goes on", line)
 	}
 }

@@ -11,7 +11,7 @@ import (
 	"parley/store/pgtest"
 )
 
-// TestLineOutlivesItsReplica: what waits in line on A is A's while A
+// TestLineOutlivesItsReplica: what waits in the queue on A is A's while A
 // lives; once A lapses (or hands its sessions over) B claims it, in
 // order, except a prompt the log shows Claude already had, and claims
 // nothing twice.
@@ -30,20 +30,20 @@ func TestLineOutlivesItsReplica(t *testing.T) {
 	}
 	a, b := open(), open()
 	s1, s2 := newSession(t, a), newSession(t, a)
-	keep := func(it store.LineItem) int64 {
-		id, err := a.KeepInLine(t.Context(), it)
+	keep := func(it store.QueueItem) int64 {
+		id, err := a.KeepQueued(t.Context(), it)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return id
 	}
-	first := keep(store.LineItem{SessionID: s1.ID, Kind: store.LinePrompt, Text: "first", By: "Ann"})
-	answer := keep(store.LineItem{SessionID: s1.ID, Kind: store.LineAnswer, InputID: "in-1",
+	first := keep(store.QueueItem{SessionID: s1.ID, Kind: store.QueuePrompt, Text: "first", By: "Ann"})
+	answer := keep(store.QueueItem{SessionID: s1.ID, Kind: store.QueueAnswer, InputID: "in-1",
 		Response: json.RawMessage(`{"by":"Ann","choice":"Blue"}`)})
-	had := keep(store.LineItem{SessionID: s1.ID, Kind: store.LinePrompt, Text: "had", By: "Bob"})
-	last := keep(store.LineItem{SessionID: s1.ID, Kind: store.LinePrompt, Text: "last", By: "Bob"})
-	gone := keep(store.LineItem{SessionID: s2.ID, Kind: store.LinePrompt, Text: "sent", By: "Ann"})
-	if ours, err := a.LeftLine(t.Context(), gone); err != nil || !ours {
+	had := keep(store.QueueItem{SessionID: s1.ID, Kind: store.QueuePrompt, Text: "had", By: "Bob"})
+	last := keep(store.QueueItem{SessionID: s1.ID, Kind: store.QueuePrompt, Text: "last", By: "Bob"})
+	gone := keep(store.QueueItem{SessionID: s2.ID, Kind: store.QueuePrompt, Text: "sent", By: "Ann"})
+	if ours, err := a.LeftQueue(t.Context(), gone); err != nil || !ours {
 		t.Fatalf("A removes its own item: %v, %v", ours, err)
 	}
 	// A crash came between "had" reaching Claude and its item leaving.
@@ -52,10 +52,10 @@ func TestLineOutlivesItsReplica(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if ids, err := b.SessionsWithOrphanedLine(t.Context()); err != nil || len(ids) != 0 {
+	if ids, err := b.SessionsWithOrphanedQueue(t.Context()); err != nil || len(ids) != 0 {
 		t.Fatalf("orphaned lines while A lives: %v, %v; want none", ids, err)
 	}
-	if items, err := b.ClaimLine(t.Context(), s1.ID); err != nil || len(items) != 0 {
+	if items, err := b.ClaimQueue(t.Context(), s1.ID); err != nil || len(items) != 0 {
 		t.Fatalf("B claims A's live line: %v, %v; want nothing", items, err)
 	}
 	conn, err := pgx.Connect(t.Context(), url)
@@ -66,10 +66,10 @@ func TestLineOutlivesItsReplica(t *testing.T) {
 	if _, err := conn.Exec(t.Context(), `UPDATE replicas SET expires_at = now() - interval '1 second' WHERE id = $1`, a.Replica()); err != nil {
 		t.Fatal(err)
 	}
-	if ids, err := b.SessionsWithOrphanedLine(t.Context()); err != nil || len(ids) != 1 || ids[0] != s1.ID {
+	if ids, err := b.SessionsWithOrphanedQueue(t.Context()); err != nil || len(ids) != 1 || ids[0] != s1.ID {
 		t.Fatalf("orphaned lines once A lapsed: %v, %v; want s1's", ids, err)
 	}
-	items, err := b.ClaimLine(t.Context(), s1.ID)
+	items, err := b.ClaimQueue(t.Context(), s1.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,34 +80,34 @@ func TestLineOutlivesItsReplica(t *testing.T) {
 	if len(got) != 3 || got[0] != first || got[1] != answer || got[2] != last {
 		t.Fatalf("B claims %v, want %v (without %d, which Claude had)", got, []int64{first, answer, last}, had)
 	}
-	if it := items[1]; it.Kind != store.LineAnswer || it.InputID != "in-1" || string(it.Response) != `{"by": "Ann", "choice": "Blue"}` {
+	if it := items[1]; it.Kind != store.QueueAnswer || it.InputID != "in-1" || string(it.Response) != `{"by": "Ann", "choice": "Blue"}` {
 		t.Errorf("the answer came back as %+v", it)
 	}
-	if it := items[0]; it.Kind != store.LinePrompt || it.Text != "first" || it.By != "Ann" || it.SessionID != s1.ID {
+	if it := items[0]; it.Kind != store.QueuePrompt || it.Text != "first" || it.By != "Ann" || it.SessionID != s1.ID {
 		t.Errorf("the first prompt came back as %+v", it)
 	}
-	if again, err := b.ClaimLine(t.Context(), s1.ID); err != nil || len(again) != 0 {
+	if again, err := b.ClaimQueue(t.Context(), s1.ID); err != nil || len(again) != 0 {
 		t.Fatalf("a second claim: %v, %v; want nothing: B serves them now", again, err)
 	}
-	if ids, err := b.SessionsWithOrphanedLine(t.Context()); err != nil || len(ids) != 0 {
+	if ids, err := b.SessionsWithOrphanedQueue(t.Context()); err != nil || len(ids) != 0 {
 		t.Fatalf("orphaned lines after B's claim: %v, %v; want none", ids, err)
 	}
-	left, err := b.LineOf(t.Context(), s1.ID)
+	left, err := b.QueueOf(t.Context(), s1.ID)
 	if err != nil || len(left) != 3 {
 		t.Fatalf("s1's line %v, %v; want the 3 claimed", left, err)
 	}
 	// A, back from a pause, may not remove what B serves now.
-	if ours, err := a.LeftLine(t.Context(), first); err != nil || ours {
+	if ours, err := a.LeftQueue(t.Context(), first); err != nil || ours {
 		t.Fatalf("A removes B's item: ours %v, %v; want refused", ours, err)
 	}
 	// B could not send the last one now: it is anyone's again.
-	if err := b.ReleaseLine(t.Context(), last); err != nil {
+	if err := b.ReleaseQueued(t.Context(), last); err != nil {
 		t.Fatal(err)
 	}
-	if has, err := b.HasOrphanedLine(t.Context(), s1.ID); err != nil || !has {
+	if has, err := b.HasOrphanedQueue(t.Context(), s1.ID); err != nil || !has {
 		t.Fatalf("after B released an item: orphaned %v, %v; want true", has, err)
 	}
-	if again, err := b.ClaimLine(t.Context(), s1.ID); err != nil || len(again) != 1 || again[0].ID != last {
+	if again, err := b.ClaimQueue(t.Context(), s1.ID); err != nil || len(again) != 1 || again[0].ID != last {
 		t.Fatalf("claim after the release: %v, %v; want the released item", again, err)
 	}
 
@@ -118,7 +118,7 @@ func TestLineOutlivesItsReplica(t *testing.T) {
 	if err := b.HandOver(t.Context(), []string{s1.ID}); err != nil {
 		t.Fatal(err)
 	}
-	if ids, err := b.SessionsWithOrphanedLine(t.Context()); err != nil || len(ids) != 1 {
+	if ids, err := b.SessionsWithOrphanedQueue(t.Context()); err != nil || len(ids) != 1 {
 		t.Fatalf("orphaned lines after B handed s1 over: %v, %v; want s1's", ids, err)
 	}
 }

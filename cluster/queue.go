@@ -12,58 +12,60 @@ import (
 	"parley/store"
 )
 
-// line keeps a replica's waiting prompts and answers in the store's
-// session_line (runner.LineStore): what a replica that stopped left there
-// is sent on by the next replica to lease the session (deliverLine).
-type line struct{ st *store.Store }
+// queueStore keeps a replica's waiting prompts and answers in the store's
+// session_line (runner.QueueStore): what a replica that stopped left there
+// is sent on by the next replica to lease the session (deliverQueue).
+type queueStore struct{ st *store.Store }
 
-// NewLine returns the runner.LineStore backed by st.
-func NewLine(st *store.Store) runner.LineStore { return line{st: st} }
+// NewLine returns the runner.QueueStore backed by st.
+func NewLine(st *store.Store) runner.QueueStore { return queueStore{st: st} }
 
-func (l line) Keep(ctx context.Context, sessionID string, w runner.QueuedWork) (int64, error) {
-	it := store.LineItem{SessionID: sessionID, Kind: store.LinePrompt, Text: w.Text, By: w.By, ByID: w.ByID, Parley: w.Parley}
+func (l queueStore) Keep(ctx context.Context, sessionID string, w runner.QueuedWork) (int64, error) {
+	it := store.QueueItem{SessionID: sessionID, Kind: store.QueuePrompt, Text: w.Text, By: w.By, ByID: w.ByID, Parley: w.Parley}
 	if w.IsAnswer() {
 		resp, err := json.Marshal(w.Resp)
 		if err != nil {
 			return 0, fmt.Errorf("encode the answer: %w", err)
 		}
-		it = store.LineItem{SessionID: sessionID, Kind: store.LineAnswer, InputID: w.InputID, Response: resp}
+		it = store.QueueItem{SessionID: sessionID, Kind: store.QueueAnswer, InputID: w.InputID, Response: resp}
 	}
-	return l.st.KeepInLine(ctx, it)
+	return l.st.KeepQueued(ctx, it)
 }
 
-func (l line) Left(ctx context.Context, id int64) (bool, error) { return l.st.LeftLine(ctx, id) }
+func (l queueStore) Left(ctx context.Context, id int64) (bool, error) { return l.st.LeftQueue(ctx, id) }
 
-func (l line) Release(ctx context.Context, id int64) error { return l.st.ReleaseLine(ctx, id) }
+func (l queueStore) Release(ctx context.Context, id int64) error { return l.st.ReleaseQueued(ctx, id) }
 
-func (l line) Serves(ctx context.Context, id int64) (bool, error) { return l.st.ServesLine(ctx, id) }
+func (l queueStore) Serves(ctx context.Context, id int64) (bool, error) {
+	return l.st.ServesQueued(ctx, id)
+}
 
-// queuedWork is the runner's view of a kept line item.
-func queuedWork(it store.LineItem) (runner.QueuedWork, error) {
-	if it.Kind != store.LineAnswer {
-		return runner.QueuedWork{Text: it.Text, By: it.By, ByID: it.ByID, Line: it.ID, Parley: it.Parley}, nil
+// queuedWork is the runner's view of a kept queue item.
+func queuedWork(it store.QueueItem) (runner.QueuedWork, error) {
+	if it.Kind != store.QueueAnswer {
+		return runner.QueuedWork{Text: it.Text, By: it.By, ByID: it.ByID, Item: it.ID, Parley: it.Parley}, nil
 	}
-	w := runner.QueuedWork{InputID: it.InputID, Line: it.ID}
+	w := runner.QueuedWork{InputID: it.InputID, Item: it.ID}
 	if err := json.Unmarshal(it.Response, &w.Resp); err != nil {
 		return w, fmt.Errorf("decode the kept answer %d: %w", it.ID, err)
 	}
 	return w, nil
 }
 
-// deliverLine sends on the prompts and answers no live replica serves
+// deliverQueue sends on the prompts and answers no live replica serves
 // (left by replicas that stopped or shut down, or released for later),
 // session by session, each under this replica's lease; it runs at start and
 // on every heartbeat, until the replica drains. A session another live
 // replica holds is left to it: its next heartbeat, or its next message,
-// sends them on (afterLine).
-func (n *Node) deliverLine(ctx context.Context) {
+// sends them on (afterQueue).
+func (n *Node) deliverQueue(ctx context.Context) {
 	if n.Supervisor.Draining() {
 		// What a drain released is for the replica that starts next: a
 		// heartbeat of this one, shutting down, would lease the session to
 		// itself (no other is live) and claim it, where nothing can start.
 		return
 	}
-	ids, err := n.Store.SessionsWithOrphanedLine(ctx)
+	ids, err := n.Store.SessionsWithOrphanedQueue(ctx)
 	if err != nil {
 		n.Log.Error("find prompts and answers left in line", "err", err)
 		return
@@ -75,46 +77,46 @@ func (n *Node) deliverLine(ctx context.Context) {
 			continue
 		}
 		if owner == n.id {
-			n.wg.Go(func() { n.replayLine(context.WithoutCancel(ctx), id) })
+			n.wg.Go(func() { n.replayQueue(context.WithoutCancel(ctx), id) })
 		}
 	}
 }
 
-// afterLine does a prompt or an answer for a session this replica owns
-// after what was left in line for the session, so that nothing overtakes
+// afterQueue does a prompt or an answer for a session this replica owns
+// after what was left in the queue for the session, so that nothing overtakes
 // it.
-func (n *Node) afterLine(ctx context.Context, sessionID string, do func() error) error {
-	unlock, err := n.lines.lock(ctx, sessionID)
+func (n *Node) afterQueue(ctx context.Context, sessionID string, do func() error) error {
+	unlock, err := n.queueLocks.lock(ctx, sessionID)
 	if err != nil {
 		return err
 	}
 	defer unlock()
-	if has, err := n.Store.HasOrphanedLine(ctx, sessionID); err != nil {
+	if has, err := n.Store.HasOrphanedQueue(ctx, sessionID); err != nil {
 		n.Log.Warn("look for prompts left in line", "session_id", sessionID, "err", err)
 	} else if has {
-		n.sendLine(ctx, sessionID)
+		n.sendQueue(ctx, sessionID)
 	}
 	return do()
 }
 
-// replayLine sends the session's orphaned line items on (sendLine).
-func (n *Node) replayLine(ctx context.Context, sessionID string) {
-	unlock, err := n.lines.lock(ctx, sessionID)
+// replayQueue sends the session's orphaned queue items on (sendQueue).
+func (n *Node) replayQueue(ctx context.Context, sessionID string) {
+	unlock, err := n.queueLocks.lock(ctx, sessionID)
 	if err != nil {
-		return // the line stays; the next heartbeat sends it on
+		return // the queue stays; the next heartbeat sends it on
 	}
 	defer unlock()
-	n.sendLine(ctx, sessionID)
+	n.sendQueue(ctx, sessionID)
 }
 
-// sendLine sends the session's orphaned line items on, in order, on this
+// sendQueue sends the session's orphaned queue items on, in order, on this
 // replica, which holds the session's lease and the session's lock. When
-// one cannot go now, it and those after it stay in line: for the replica
+// one cannot go now, it and those after it stay in the queue: for the replica
 // that takes the session next when this one drains, else released, for
 // the next heartbeat.
-func (n *Node) sendLine(ctx context.Context, sessionID string) {
-	cctx, cancel := context.WithTimeout(ctx, lineClaimWait)
-	items, err := n.Store.ClaimLine(cctx, sessionID)
+func (n *Node) sendQueue(ctx context.Context, sessionID string) {
+	cctx, cancel := context.WithTimeout(ctx, queueClaimWait)
+	items, err := n.Store.ClaimQueue(cctx, sessionID)
 	cancel()
 	if err != nil {
 		n.Log.Error("claim prompts and answers left in line", "session_id", sessionID, "err", err)
@@ -129,7 +131,7 @@ func (n *Node) sendLine(ctx context.Context, sessionID string) {
 		w, err := queuedWork(it)
 		if err != nil { // it can never be sent
 			n.Log.Error("drop a line item", "session_id", sessionID, "line", it.ID, "err", err)
-			_, err = n.Store.LeftLine(ctx, it.ID)
+			_, err = n.Store.LeftQueue(ctx, it.ID)
 		} else {
 			ictx, cancel := context.WithTimeout(ctx, handoverWait)
 			err = n.Supervisor.Replay(ictx, sessionID, start, w)
@@ -147,8 +149,8 @@ func (n *Node) sendLine(ctx context.Context, sessionID string) {
 			for _, it := range items[i:] {
 				ids = append(ids, it.ID)
 			}
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lineClaimWait)
-			err := n.Store.ReleaseLine(rctx, ids...)
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), queueClaimWait)
+			err := n.Store.ReleaseQueued(rctx, ids...)
 			cancel()
 			if err != nil {
 				n.Log.Error("release prompts and answers left in line", "session_id", sessionID, "err", err)
@@ -160,10 +162,10 @@ func (n *Node) sendLine(ctx context.Context, sessionID string) {
 	}
 }
 
-// lineClaimWait bounds one claim or release of a session's line.
-const lineClaimWait = 10 * time.Second
+// queueClaimWait bounds one claim or release of a session's queue.
+const queueClaimWait = 10 * time.Second
 
-// sessionLocks serialise, per session, sending on what was left in line
+// sessionLocks serialise, per session, sending on what was left in the queue
 // with the session's new prompts and answers.
 type sessionLocks struct {
 	mu sync.Mutex

@@ -11,10 +11,10 @@ import (
 	"github.com/jackc/pgx/v5"
 )
 
-// LineItem is a prompt or an answer waiting in line for a claude slot
+// QueueItem is a prompt or an answer waiting in the queue for a claude slot
 // (table session_line): kept until its run has it, so that a restart, a
 // crash or a shutdown with no other replica does not lose it.
-type LineItem struct {
+type QueueItem struct {
 	ID        int64           `db:"id"`
 	SessionID string          `db:"session_id"`
 	Kind      string          `db:"kind"` // "prompt" or "answer"
@@ -29,17 +29,17 @@ type LineItem struct {
 	CreatedAt time.Time `db:"created_at"`
 }
 
-// The kinds of LineItem.
+// The kinds of QueueItem.
 const (
-	LinePrompt = "prompt"
-	LineAnswer = "answer"
+	QueuePrompt = "prompt"
+	QueueAnswer = "answer"
 )
 
-const lineColumns = `id, session_id, kind, text, by_name, by_id, input_id, response, parley, created_at`
+const queueColumns = `id, session_id, kind, text, by_name, by_id, input_id, response, parley, created_at`
 
-// KeepInLine saves a prompt or an answer that waits in line on this
+// KeepQueued saves a prompt or an answer that waits in the queue on this
 // replica and returns its id.
-func (s *Store) KeepInLine(ctx context.Context, it LineItem) (int64, error) {
+func (s *Store) KeepQueued(ctx context.Context, it QueueItem) (int64, error) {
 	var id int64
 	err := s.pool.QueryRow(ctx, `INSERT INTO session_line (session_id, replica_id, kind, text, by_name, by_id, input_id, response, parley)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
@@ -50,12 +50,12 @@ func (s *Store) KeepInLine(ctx context.Context, it LineItem) (int64, error) {
 	return id, nil
 }
 
-// AppendEventsKeeping appends evs (as AppendEvents) and keeps it in line
+// AppendEventsKeeping appends evs (as AppendEvents) and keeps it in the queue
 // in one transaction, and returns the item's id: a log that says a prompt
 // will be sent, and the prompt kept, go together or not at all. Released,
-// any replica sends it on (SessionsWithOrphanedLine); else this replica
+// any replica sends it on (SessionsWithOrphanedQueue); else this replica
 // serves it, and a crash leaves it to the others.
-func (s *Store) AppendEventsKeeping(ctx context.Context, evs []Event, it LineItem, released bool) (int64, error) {
+func (s *Store) AppendEventsKeeping(ctx context.Context, evs []Event, it QueueItem, released bool) (int64, error) {
 	replica := s.replica
 	if released {
 		replica = ""
@@ -75,10 +75,10 @@ func (s *Store) AppendEventsKeeping(ctx context.Context, evs []Event, it LineIte
 	return id, err
 }
 
-// LeftLine removes an item its run has had (or that failed for good), if
+// LeftQueue removes an item its run has had (or that failed for good), if
 // this replica still serves it; ours is false when it does not (a drain
 // released it, or another replica claimed it): then it is not removed.
-func (s *Store) LeftLine(ctx context.Context, id int64) (ours bool, err error) {
+func (s *Store) LeftQueue(ctx context.Context, id int64) (ours bool, err error) {
 	tag, err := s.pool.Exec(ctx, `DELETE FROM session_line WHERE id = $1 AND replica_id = $2`, id, s.replica)
 	if err != nil {
 		return false, fmt.Errorf("remove line item %d: %w", id, err)
@@ -86,9 +86,9 @@ func (s *Store) LeftLine(ctx context.Context, id int64) (ours bool, err error) {
 	return tag.RowsAffected() == 1, nil
 }
 
-// ServesLine says whether this replica still serves the line item: false
-// once another replica claimed it, or it left the line.
-func (s *Store) ServesLine(ctx context.Context, id int64) (bool, error) {
+// ServesQueued says whether this replica still serves the queue item: false
+// once another replica claimed it, or it left the queue.
+func (s *Store) ServesQueued(ctx context.Context, id int64) (bool, error) {
 	var ours bool
 	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM session_line WHERE id = $1 AND replica_id = $2)`,
 		id, s.replica).Scan(&ours); err != nil {
@@ -97,10 +97,10 @@ func (s *Store) ServesLine(ctx context.Context, id int64) (bool, error) {
 	return ours, nil
 }
 
-// ReleaseLine gives up items this replica could not send now (a timeout,
+// ReleaseQueued gives up items this replica could not send now (a timeout,
 // the database away): any replica, this one too, sends them on later
-// (SessionsWithOrphanedLine).
-func (s *Store) ReleaseLine(ctx context.Context, ids ...int64) error {
+// (SessionsWithOrphanedQueue).
+func (s *Store) ReleaseQueued(ctx context.Context, ids ...int64) error {
 	if _, err := s.pool.Exec(ctx, `UPDATE session_line SET replica_id = '' WHERE id = ANY($1) AND replica_id = $2`,
 		ids, s.replica); err != nil {
 		return fmt.Errorf("release line items %v: %w", ids, err)
@@ -108,8 +108,8 @@ func (s *Store) ReleaseLine(ctx context.Context, ids ...int64) error {
 	return nil
 }
 
-// HasOrphanedLine says whether the session has line items no live replica serves.
-func (s *Store) HasOrphanedLine(ctx context.Context, sessionID string) (bool, error) {
+// HasOrphanedQueue says whether the session has queue items no live replica serves.
+func (s *Store) HasOrphanedQueue(ctx context.Context, sessionID string) (bool, error) {
 	var has bool
 	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM session_line l WHERE l.session_id = $1 AND `+orphaned+`)`,
 		sessionID).Scan(&has)
@@ -119,14 +119,14 @@ func (s *Store) HasOrphanedLine(ctx context.Context, sessionID string) (bool, er
 	return has, nil
 }
 
-// orphaned matches the line items no live replica serves: released by a
+// orphaned matches the queue items no live replica serves: released by a
 // replica that shut down (an empty replica_id), or kept by one that is gone.
 const orphaned = `(l.replica_id = '' OR NOT EXISTS (
 	SELECT 1 FROM replicas r WHERE r.id = l.replica_id AND r.expires_at > now()))`
 
-// SessionsWithOrphanedLine returns the sessions whose line items no live
+// SessionsWithOrphanedQueue returns the sessions whose queue items no live
 // replica serves, oldest item first.
-func (s *Store) SessionsWithOrphanedLine(ctx context.Context) ([]string, error) {
+func (s *Store) SessionsWithOrphanedQueue(ctx context.Context) ([]string, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT l.session_id::text FROM session_line l WHERE `+orphaned+`
 		GROUP BY l.session_id ORDER BY min(l.id)`)
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
@@ -136,12 +136,12 @@ func (s *Store) SessionsWithOrphanedLine(ctx context.Context) ([]string, error) 
 	return ids, nil
 }
 
-// ClaimLine makes this replica the server of the session's orphaned line
+// ClaimQueue makes this replica the server of the session's orphaned line
 // items and returns them in the order they were given. A prompt whose
 // event is in the log (it names the item) was written to Claude's stdin
 // before a crash kept its item from leaving: it is removed instead of
 // being sent twice.
-func (s *Store) ClaimLine(ctx context.Context, sessionID string) ([]LineItem, error) {
+func (s *Store) ClaimQueue(ctx context.Context, sessionID string) ([]QueueItem, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("claim the line of session %s: %w", sessionID, err)
@@ -153,22 +153,22 @@ func (s *Store) ClaimLine(ctx context.Context, sessionID string) ([]LineItem, er
 		return nil, fmt.Errorf("claim the line of session %s: drop delivered prompts: %w", sessionID, err)
 	}
 	rows, _ := tx.Query(ctx, `UPDATE session_line l SET replica_id = $2 WHERE l.session_id = $1 AND `+orphaned+`
-		RETURNING `+lineColumns, sessionID, s.replica)
-	items, err := pgx.CollectRows(rows, pgx.RowToStructByName[LineItem])
+		RETURNING `+queueColumns, sessionID, s.replica)
+	items, err := pgx.CollectRows(rows, pgx.RowToStructByName[QueueItem])
 	if err != nil {
 		return nil, fmt.Errorf("claim the line of session %s: %w", sessionID, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("claim the line of session %s: commit: %w", sessionID, err)
 	}
-	slices.SortFunc(items, func(a, b LineItem) int { return cmp.Compare(a.ID, b.ID) })
+	slices.SortFunc(items, func(a, b QueueItem) int { return cmp.Compare(a.ID, b.ID) })
 	return items, nil
 }
 
-// LineOf returns the session's line items, whoever serves them, in order.
-func (s *Store) LineOf(ctx context.Context, sessionID string) ([]LineItem, error) {
-	rows, _ := s.pool.Query(ctx, `SELECT `+lineColumns+` FROM session_line WHERE session_id = $1 ORDER BY id`, sessionID)
-	items, err := pgx.CollectRows(rows, pgx.RowToStructByName[LineItem])
+// QueueOf returns the session's queue items, whoever serves them, in order.
+func (s *Store) QueueOf(ctx context.Context, sessionID string) ([]QueueItem, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT `+queueColumns+` FROM session_line WHERE session_id = $1 ORDER BY id`, sessionID)
+	items, err := pgx.CollectRows(rows, pgx.RowToStructByName[QueueItem])
 	if err != nil {
 		return nil, fmt.Errorf("line of session %s: %w", sessionID, err)
 	}
