@@ -150,7 +150,7 @@ func goesOnWith(text string) bool {
 // found every slot taken, waits in the queue again as what it is: a drain
 // hands it over as work. Before, it waited in the queue unnamed and a drain
 // handed the session over without it.
-func TestQueuedWorkBackInLineIsHandedOver(t *testing.T) {
+func TestQueuedWorkBackInQueueIsHandedOver(t *testing.T) {
 	fake := fakeapi.Serve(t, fakeapi.Scenario{{Text: "unused"}})
 	sup, _, _ := newTestSupervisor(t, fakeapi.ClaudeBin(t), fake.Env(t.TempDir()))
 	sup.slots.max = 1

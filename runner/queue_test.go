@@ -63,13 +63,13 @@ func (l *memQueue) kept() []int64 {
 	return slices.Sorted(maps.Keys(l.items))
 }
 
-// TestLineKeepsWhatWaits: prompts and answers that wait in the queue for the
+// TestQueueKeepsWhatWaits: prompts and answers that wait in the queue for the
 // only slot are kept; a drain hands them over with their kept items (which
 // stay, for whoever takes the session); work whose process could not start
 // leaves the queue (the page says so), unless only for now (the database
 // away): then it is released for a later try; and work that cannot be kept
 // is refused with a clear error, never taken in silently.
-func TestLineKeepsWhatWaits(t *testing.T) {
+func TestQueueKeepsWhatWaits(t *testing.T) {
 	queue := &memQueue{items: map[int64]QueuedWork{}}
 	newSup := func() *Supervisor {
 		sup := NewSupervisor(context.Background(), Deps{Journal: pendingJournal{&memJournal{}}, Publisher: make(chanPublisher, 16),

@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func TestSlotsLineIsFirstComeFirstServed(t *testing.T) {
+func TestSlotsQueueIsFirstComeFirstServed(t *testing.T) {
 	q := &slots{max: 2}
 	job := nothing
 	if !q.tryAcquire() || !q.tryAcquire() {

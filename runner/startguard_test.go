@@ -19,7 +19,7 @@ import (
 // kept in the queue at once, even if the sender leaves, and a second message
 // joins it there. One start waits for the guard; once the guard is free
 // the run starts and both reach the model once, in order.
-func TestStartGuardKeepsWorkInLine(t *testing.T) {
+func TestStartGuardKeepsWorkQueued(t *testing.T) {
 	fake := fakeapi.Serve(t, fakeapi.Scenario{{Text: "one"}, {Text: "two"}})
 	queue := &memQueue{items: map[int64]QueuedWork{}}
 	var held atomic.Bool

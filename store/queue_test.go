@@ -11,11 +11,11 @@ import (
 	"parley/store/pgtest"
 )
 
-// TestLineOutlivesItsReplica: what waits in the queue on A is A's while A
+// TestQueueOutlivesItsReplica: what waits in the queue on A is A's while A
 // lives; once A lapses (or hands its sessions over) B claims it, in
 // order, except a prompt the log shows Claude already had, and claims
 // nothing twice.
-func TestLineOutlivesItsReplica(t *testing.T) {
+func TestQueueOutlivesItsReplica(t *testing.T) {
 	url := pgtest.New(t)
 	open := func() *store.Store {
 		s, err := store.Open(t.Context(), url)
