@@ -53,6 +53,9 @@ func (c Confinement) confine() error {
 		if err := mountProc(); err != nil {
 			return err
 		}
+		if err := privateTmp(c.UID); err != nil { // its own /tmp (tmp.go)
+			return err
+		}
 	}
 	if c.OOMScore != 0 {
 		if err := raiseOOMScore(c.OOMScore); err != nil {

@@ -163,3 +163,33 @@ func TestQuotaFallocateKeepSize(t *testing.T) {
 		})
 	}
 }
+
+// TestQuotaCountsWhatARunWritesToTmp: with per-project uids a run may
+// write where every user may (/tmp, /var/tmp, /dev/shm). There, each
+// run's own temporary directory stands in for them (the guard binds it in
+// the run's mount namespace), so 60 MiB written to /var/tmp and /dev/shm
+// count against a 50 MiB quota, and nothing of the run reaches the
+// machine's. (/tmp too, but not here: the test's data dir is under /tmp,
+// and a shared directory holding the run's own files is left as it is.)
+func TestQuotaCountsWhatARunWritesToTmp(t *testing.T) {
+	mark := marker(t)
+	paths := []string{filepath.Join("/var/tmp", mark+"-a"), filepath.Join("/dev/shm", mark+"-b")}
+	t.Cleanup(func() {
+		for _, p := range paths {
+			os.Remove(p)
+		}
+	})
+	e, w, _ := quotaEnv(t, store.RunLimits{Disk: 50 << 20},
+		fmt.Sprintf(`for p in %s; do head -c 31457280 /dev/zero > $p && echo "WROTE $p"; done; sleep 10; echo END`, strings.Join(paths, " ")))
+	w.prompt("call 0")
+	page := waitAny(t, w, 120*time.Second, "OUT ", "more than its disk quota of 50 MiB")
+	if !strings.Contains(page, "more than its disk quota of 50 MiB") {
+		t.Errorf("60 MiB in /var/tmp and /dev/shm went unseen by a 50 MiB quota")
+	}
+	for _, p := range paths {
+		if _, err := os.Stat(p); err == nil {
+			t.Errorf("the run's file is in the machine's %s", filepath.Dir(p))
+		}
+	}
+	e.healthy()
+}
