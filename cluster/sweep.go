@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"os"
 	"path/filepath"
 
 	"parley/runner"
@@ -10,7 +11,7 @@ import (
 // files) of replicas whose lease lapsed: their runs are gone and their
 // tokens dead. A replica killed and restarted at once finds its previous
 // self still live and leaves its files alone; they go here, as soon as its
-// row lapses. Only the files go, never the directory, and none while the
+// row lapses. Only the files (its lock file among them) go, never the directory, and none while the
 // replica's process still holds the directory's lock: a replica that lapsed
 // while alive (a database outage) still uses its runs' files there.
 func (n *Node) sweepLapsed(dead []string) {
@@ -28,6 +29,11 @@ func (n *Node) sweepLapsed(dead []string) {
 		}
 		k, err := runner.SweepRunFiles(dir)
 		if f != nil {
+			// The lock file goes too (its lock is ours now): nothing of the
+			// stopped replica is left in the directory.
+			if rerr := os.Remove(filepath.Join(dir, lockName)); rerr == nil {
+				k++
+			}
 			f.Close()
 		}
 		if err != nil {
