@@ -99,12 +99,11 @@ func (s *Server) answerAsk(ctx context.Context, r *http.Request, sessionID strin
 	if sessionID == "" {
 		sessionID = f.SessionID
 	}
-	sess, v, err := s.authorizeSession(ctx, r, sessionID, actAnswer)
+	a, err := s.actor(ctx, r)
 	if err != nil {
 		return answerNotSaved(err)
 	}
-	resp.By, resp.ByID = v.Name, v.ID
-	return answerNotSaved(s.deliverAnswer(ctx, sess, f.InputID, resp))
+	return answerNotSaved(s.acts().Answer(ctx, a, sessionID, f.InputID, resp))
 }
 
 // deliverAnswer resolves the ask inputID of sess with resp, once: what the

@@ -7,6 +7,7 @@ import (
 
 	"github.com/a-h/templ"
 
+	"parley/act"
 	"parley/views"
 )
 
@@ -50,14 +51,8 @@ func checkPrompt(text string) (string, error) {
 	return text, nil
 }
 
-// title makes a session title from its first prompt.
-func title(text string) string {
-	line, _, _ := strings.Cut(text, "\n")
-	if utf8.RuneCountInString(line) > 80 {
-		line = string([]rune(line)[:79]) + "…"
-	}
-	return line
-}
+// title makes a session title from its first prompt (act.Title).
+func title(text string) string { return act.Title(text) }
 
 func render(w http.ResponseWriter, r *http.Request, c templ.Component) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"syscall"
 	"testing"
 	"time"
@@ -14,6 +15,10 @@ import (
 	"parley/mcpapi"
 	"parley/runner/fakeapi"
 )
+
+// cliDirName is what the CLI replaces with "-" to name a cwd's directory
+// under $CLAUDE_CONFIG_DIR/projects (mcpsessions reads it the same way).
+var cliDirName = regexp.MustCompile(`[^A-Za-z0-9]`)
 
 // TestMCPDiskSessionsStayInTheProject: a project's CLI state is its runs'
 // to write, so list_sessions (and the adoption that reads the same files)
@@ -26,7 +31,7 @@ func TestMCPDiskSessionsStayInTheProject(t *testing.T) {
 		t.Fatal(err)
 	}
 	transcripts := func(p int64, workspace string) string {
-		return filepath.Join(ConfigDir(e.dataDir, p), "projects", nonAlnum.ReplaceAllString(workspace, "-"))
+		return filepath.Join(ConfigDir(e.dataDir, p), "projects", cliDirName.ReplaceAllString(workspace, "-"))
 	}
 	write := func(dir, id, prompt string) string {
 		t.Helper()

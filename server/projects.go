@@ -117,12 +117,7 @@ func (s *Server) handleSessionCreate() http.Handler {
 			s.fail(w, r, err)
 			return
 		}
-		text, err := checkPrompt(r.PostFormValue("text"))
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		sess, err := s.beginSession(r.Context(), p, v, text, nil)
+		sess, err := s.acts().Create(r.Context(), actorOf(v), p, r.PostFormValue("text"), nil)
 		if err != nil {
 			s.fail(w, r, err)
 			return

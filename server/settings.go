@@ -4,12 +4,12 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
+	"parley/act"
 	"parley/store"
 	"parley/views"
 )
@@ -27,13 +27,9 @@ const (
 )
 
 var (
-	// modelPattern: the CLI's aliases (opus, sonnet) and full ids, with the
-	// [1m] style suffixes; nothing that could read as a flag.
-	modelPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._:@/\[\]-]{0,99}$`)
-	// toolPattern: a tool name (Read, mcp__server__tool) with an optional
-	// rule in parentheses, as the CLI's permission rules are written.
-	toolPattern     = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*(\([^()\x00-\x1f]*\))?$`)
-	permissionModes = []string{"default", "acceptEdits", "plan", "bypassPermissions"}
+	modelPattern    = act.ModelName // act/names.go, shared with MCP create_session
+	toolPattern     = act.ToolName
+	permissionModes = act.PermissionModes
 )
 
 func (s *Server) handleSettings() http.Handler {

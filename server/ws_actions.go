@@ -101,11 +101,11 @@ func (c *wsConn) handle(ctx context.Context, m wsMessage) error {
 	case "retry":
 		return c.retry(ctx)
 	case "stop":
-		sess, v, err := c.s.authorizeSession(ctx, c.r, c.sess.ID, actStop)
+		a, err := c.s.actor(ctx, c.r)
 		if err != nil {
 			return err
 		}
-		return c.s.stopTurn(ctx, sess, v.Name)
+		return c.s.acts().Stop(ctx, a, c.sess.ID)
 	}
 	return badRequest("Unknown action " + quote(m.Action) + ".")
 }
@@ -121,18 +121,12 @@ func (s *Server) stopTurn(ctx context.Context, sess store.Session, by string) er
 }
 
 func (c *wsConn) prompt(ctx context.Context, m wsMessage) error {
-	sess, v, err := c.s.authorizeSession(ctx, c.r, c.sess.ID, actPrompt)
+	a, err := c.s.actor(ctx, c.r)
 	if err != nil {
 		return err
 	}
-	text, err := checkPrompt(m.Text)
-	if err != nil {
-		return err
-	}
-	if err := c.s.allowPrompt(v.ID); err != nil {
-		return err
-	}
-	return c.s.prompt(ctx, sess, text, v.author())
+	_, err = c.s.acts().Prompt(ctx, a, c.sess.ID, m.Text)
+	return err
 }
 
 func (c *wsConn) answer(ctx context.Context, m wsMessage) error {

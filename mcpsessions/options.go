@@ -1,15 +1,16 @@
-package server
+package mcpsessions
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 
+	"parley/act"
 	"parley/askuser"
 	"parley/gateway"
+	"parley/limit"
 	"parley/mcpapi"
 	"parley/runner"
 	"parley/store"
@@ -26,7 +27,7 @@ import (
 func checkSessionOptions(p store.ProjectSettings, ms store.MCPSettings, owner bool, in mcpapi.CreateSessionInput) (store.SessionOptions, error) {
 	o := store.SessionOptions{Model: strings.TrimSpace(in.Model), PermissionMode: in.PermissionMode,
 		AllowedTools: in.AllowedTools, DisallowedTools: in.DisallowedTools, MaxTurns: in.MaxTurns, SystemPrompt: in.SystemPrompt}
-	if o.Model != "" && !modelPattern.MatchString(o.Model) {
+	if o.Model != "" && !act.ModelName.MatchString(o.Model) {
 		return o, mcpapi.FieldError("model", "%q is not a model name", o.Model)
 	}
 	if !owner && o.Model != "" && !gateway.ModelAllowed(p.Model, o.Model) {
@@ -37,8 +38,8 @@ func checkSessionOptions(p store.ProjectSettings, ms store.MCPSettings, owner bo
 		return o, mcpapi.FieldError("systemPrompt", "only the project's owners may add to the system prompt; an owner can set the project's instructions")
 	}
 	if o.PermissionMode != "" {
-		if !slices.Contains(permissionModes, o.PermissionMode) {
-			return o, mcpapi.FieldError("permissionMode", "must be one of %s, not %q", strings.Join(permissionModes, ", "), o.PermissionMode)
+		if !slices.Contains(act.PermissionModes, o.PermissionMode) {
+			return o, mcpapi.FieldError("permissionMode", "must be one of %s, not %q", strings.Join(act.PermissionModes, ", "), o.PermissionMode)
 		}
 		if !owner && !slices.Contains(ms.MemberPermissionModes, o.PermissionMode) {
 			return o, mcpapi.FieldError("permissionMode", "%q is not allowed to members of this project (allowed: %s); an owner can allow it in the project's settings",
@@ -46,7 +47,7 @@ func checkSessionOptions(p store.ProjectSettings, ms store.MCPSettings, owner bo
 		}
 	}
 	for _, t := range o.AllowedTools {
-		if !toolPattern.MatchString(t) {
+		if !act.ToolName.MatchString(t) {
 			return o, mcpapi.FieldError("allowedTools", "%q is not a tool name (like Read, Bash(git log:*) or mcp__server__tool)", t)
 		}
 		if slices.Contains(p.DisallowedTools, t) {
@@ -61,46 +62,17 @@ func checkSessionOptions(p store.ProjectSettings, ms store.MCPSettings, owner bo
 		}
 	}
 	for _, t := range o.DisallowedTools {
-		if !toolPattern.MatchString(t) {
+		if !act.ToolName.MatchString(t) {
 			return o, mcpapi.FieldError("disallowedTools", "%q is not a tool name (like Read, Bash(git log:*) or mcp__server__tool)", t)
 		}
 	}
 	if p.MaxTurns > 0 && o.MaxTurns > p.MaxTurns {
 		return o, mcpapi.FieldError("maxTurns", "at most %d in this project", p.MaxTurns)
 	}
-	if len(o.SystemPrompt) > maxPromptBytes {
+	if len(o.SystemPrompt) > limit.TextBytes {
 		return o, mcpapi.FieldError("systemPrompt", "too long (the limit is 256 KB)")
 	}
 	return o, nil
-}
-
-// withSessionOptions lays a session's own options over its project's: the
-// tool lists grow, the rest replace.
-func withSessionOptions(p store.ProjectSettings, o store.SessionOptions) store.ProjectSettings {
-	if o.Model != "" {
-		p.Model = o.Model
-	}
-	if o.PermissionMode != "" {
-		p.PermissionMode = o.PermissionMode
-	}
-	p.AllowedTools = append(slices.Clone(p.AllowedTools), o.AllowedTools...)
-	p.DisallowedTools = append(slices.Clone(p.DisallowedTools), o.DisallowedTools...)
-	if o.MaxTurns > 0 {
-		p.MaxTurns = o.MaxTurns
-	}
-	if o.SystemPrompt != "" {
-		p.AppendSystemPrompt = strings.TrimSpace(p.AppendSystemPrompt + "\n\n" + o.SystemPrompt)
-	}
-	return p
-}
-
-// sessionSettings are the Claude options of a session's runs.
-func (s *Server) sessionSettings(ctx context.Context, sess store.Session, p store.ProjectSettings) (store.ProjectSettings, error) {
-	o, err := s.st.GetSessionOptions(ctx, sess.ID)
-	if err != nil {
-		return p, err
-	}
-	return withSessionOptions(p, o), nil
 }
 
 // responseOf turns respond's arguments into the response the page would
@@ -189,11 +161,4 @@ func repliesOf(f askuser.Form, answers map[string]any) ([]askuser.Reply, error) 
 		return nil, mcpapi.FieldError("answers", "%s", err.Error())
 	}
 	return replies, nil
-}
-
-// askOverHTTP reports whether the project's runs reach ask_user at
-// Parley's own streamable HTTP endpoint rather than a child process.
-func (s *Server) askOverHTTP(ctx context.Context, projectID int64) (bool, error) {
-	m, err := s.st.ProjectMCPSettings(ctx, projectID)
-	return m.AskTransport == "http", err
 }

@@ -1,4 +1,4 @@
-package server
+package mcpsessions
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"parley/act"
 	"parley/mcpapi"
 	"parley/safefile"
 	"parley/store"
@@ -36,22 +37,14 @@ type diskSession struct {
 // nonAlnum is what the CLI replaces with "-" to name a cwd's directory.
 var nonAlnum = regexp.MustCompile(`[^A-Za-z0-9]`)
 
-// configDirOf is the CLAUDE_CONFIG_DIR of the project's runs.
-func (s *Server) configDirOf(p store.Project) string {
-	if s.cfg.ClaudeConfigDir != "" {
-		return s.cfg.ClaudeConfigDir
-	}
-	return ConfigDir(s.cfg.DataDir, p.ID)
-}
-
 // diskSessions lists the CLI sessions of the project's workspace that no
 // Parley session of the project has.
 // The config dir is the project's runs' to write: it is read as an
 // os.Root (no link leads out of it, nor is it itself followed), and only
 // regular files are taken (safefile).
-func (s *Server) diskSessions(ctx context.Context, p store.Project) ([]diskSession, error) {
-	configDir := s.configDirOf(p)
-	dir := "projects/" + nonAlnum.ReplaceAllString(WorkspaceDir(s.cfg.DataDir, p), "-")
+func (b *Backend) diskSessions(ctx context.Context, p store.Project) ([]diskSession, error) {
+	configDir := b.disk.ConfigDir(p)
+	dir := "projects/" + nonAlnum.ReplaceAllString(b.disk.Workspace(p), "-")
 	root, err := safefile.RootUnder(configDir)
 	var entries []fs.DirEntry
 	if err == nil {
@@ -62,11 +55,11 @@ func (s *Server) diskSessions(ctx context.Context, p store.Project) ([]diskSessi
 		// None to list: the state is missing, or what is there leads out
 		// of the project (a link its runs made), which is not read.
 		if !errors.Is(err, os.ErrNotExist) {
-			s.log.Warn("sessions on disk not read", "project_id", p.ID, "err", err)
+			b.log.Warn("sessions on disk not read", "project_id", p.ID, "err", err)
 		}
 		return nil, nil
 	}
-	known, err := s.st.KnownClaudeSessionIDs(ctx, p.ID)
+	known, err := b.st.KnownClaudeSessionIDs(ctx, p.ID)
 	if err != nil {
 		return nil, err
 	}
@@ -150,7 +143,7 @@ func firstPrompt(d diskSession) string {
 	if t == "" {
 		return "Claude Code session"
 	}
-	return title(t)
+	return act.Title(t)
 }
 
 // importedBy is the author shown for the prompts of an adopted transcript.
@@ -183,16 +176,16 @@ func transcriptEvents(d diskSession) ([]string, []json.RawMessage, error) {
 
 // adopt makes the disk session with CLI id claudeID, in one of u's
 // projects where u may prompt, a Parley session with its transcript.
-func (b mcpBackend) adopt(ctx context.Context, u mcpapi.User, claudeID string) (store.Session, error) {
+func (b *Backend) adopt(ctx context.Context, u mcpapi.User, claudeID string) (store.Session, error) {
 	if uuid.Validate(claudeID) != nil {
-		return store.Session{}, errNotFound
+		return store.Session{}, act.ErrNotFound
 	}
-	list, err := b.s.st.ProjectsFor(ctx, u.ID, u.Admin)
+	list, err := b.st.ProjectsFor(ctx, u.ID, u.Admin)
 	if err != nil {
 		return store.Session{}, err
 	}
 	for _, p := range list {
-		found, err := b.s.diskSessions(ctx, p.Project)
+		found, err := b.diskSessions(ctx, p.Project)
 		if err != nil {
 			return store.Session{}, err
 		}
@@ -200,18 +193,18 @@ func (b mcpBackend) adopt(ctx context.Context, u mcpapi.User, claudeID string) (
 		if i < 0 {
 			continue
 		}
-		if _, err := b.s.checkAccess(ctx, viewerOf(u), p.ID, actPrompt); err != nil {
+		if _, err := b.acts.Access(ctx, actorOf(u), p.ID, act.Prompt); err != nil {
 			return store.Session{}, err
 		}
 		types, payloads, err := transcriptEvents(found[i])
 		if err != nil {
 			return store.Session{}, err
 		}
-		sess, err := b.s.st.AdoptSession(ctx, p.ID, strings.ToLower(claudeID), found[i].Title, u.Name, u.ID, types, payloads)
+		sess, err := b.st.AdoptSession(ctx, p.ID, strings.ToLower(claudeID), found[i].Title, u.Name, u.ID, types, payloads)
 		if errors.Is(err, store.ErrExists) {
-			return b.s.st.SessionByClaudeID(ctx, p.ID, strings.ToLower(claudeID))
+			return b.st.SessionByClaudeID(ctx, p.ID, strings.ToLower(claudeID))
 		}
 		return sess, err
 	}
-	return store.Session{}, errNotFound
+	return store.Session{}, act.ErrNotFound
 }

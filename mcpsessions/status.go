@@ -1,4 +1,4 @@
-package server
+package mcpsessions
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"parley/act"
 	"parley/mcpapi"
 	"parley/runner"
 	"parley/store"
@@ -16,24 +17,25 @@ import (
 // statusWindow is how many of a session's last events get_status reads.
 const statusWindow = 2000
 
-func (b mcpBackend) Status(ctx context.Context, u mcpapi.User, in mcpapi.GetStatusInput) (mcpapi.StatusOutput, error) {
-	sess, err := b.s.authorizeSessionFor(ctx, viewerOf(u), in.SessionID, actView)
+// Status is get_status: how the session stands, its recent output and open asks.
+func (b *Backend) Status(ctx context.Context, u mcpapi.User, in mcpapi.GetStatusInput) (mcpapi.StatusOutput, error) {
+	sess, err := b.acts.Session(ctx, actorOf(u), in.SessionID, act.View)
 	if err != nil {
 		return mcpapi.StatusOutput{}, mcpError(err)
 	}
-	p, err := b.s.st.GetProject(ctx, sess.ProjectID)
+	p, err := b.st.GetProject(ctx, sess.ProjectID)
 	if err != nil {
 		return mcpapi.StatusOutput{}, err
 	}
-	last, err := b.s.st.LastSeq(ctx, sess.ID)
+	last, err := b.st.LastSeq(ctx, sess.ID)
 	if err != nil {
 		return mcpapi.StatusOutput{}, err
 	}
-	events, err := b.s.st.EventsAfter(ctx, sess.ID, max(0, last-statusWindow), 0)
+	events, err := b.st.EventsAfter(ctx, sess.ID, max(0, last-statusWindow), 0)
 	if err != nil {
 		return mcpapi.StatusOutput{}, err
 	}
-	asks, err := b.s.st.PendingInputs(ctx, sess.ID)
+	asks, err := b.st.PendingInputs(ctx, sess.ID)
 	if err != nil {
 		return mcpapi.StatusOutput{}, err
 	}
@@ -156,13 +158,15 @@ func pendingInput(in store.Input) mcpapi.PendingInput {
 	return pi
 }
 
-func (b mcpBackend) ListSessions(ctx context.Context, u mcpapi.User, in mcpapi.ListSessionsInput) (mcpapi.ListSessionsOutput, error) {
-	list, err := b.s.st.ProjectsFor(ctx, u.ID, u.Admin)
+// ListSessions lists the sessions of u's projects, Parley's and those on
+// disk, the latest first.
+func (b *Backend) ListSessions(ctx context.Context, u mcpapi.User, in mcpapi.ListSessionsInput) (mcpapi.ListSessionsOutput, error) {
+	list, err := b.st.ProjectsFor(ctx, u.ID, u.Admin)
 	if err != nil {
 		return mcpapi.ListSessionsOutput{}, err
 	}
 	if in.Project != "" {
-		p, _, err := b.findProject(ctx, u, in.Project, actView)
+		p, _, err := b.findProject(ctx, u, in.Project, act.View)
 		if err != nil {
 			return mcpapi.ListSessionsOutput{}, err
 		}
@@ -171,7 +175,7 @@ func (b mcpBackend) ListSessions(ctx context.Context, u mcpapi.User, in mcpapi.L
 	var out []mcpapi.SessionSummary
 	var at []time.Time
 	for _, p := range list {
-		sessions, err := b.s.st.ListSessions(ctx, p.ID)
+		sessions, err := b.st.ListSessions(ctx, p.ID)
 		if err != nil {
 			return mcpapi.ListSessionsOutput{}, err
 		}
@@ -180,7 +184,7 @@ func (b mcpBackend) ListSessions(ctx context.Context, u mcpapi.User, in mcpapi.L
 				Status: statusOf(x, "", 0), Source: "parley", UpdatedAt: x.UpdatedAt.UTC().Format(time.RFC3339)})
 			at = append(at, x.UpdatedAt)
 		}
-		found, err := b.s.diskSessions(ctx, p.Project)
+		found, err := b.diskSessions(ctx, p.Project)
 		if err != nil {
 			return mcpapi.ListSessionsOutput{}, err
 		}

@@ -1,10 +1,6 @@
-package server
+package mcpsessions
 
 import (
-	"net/http"
-	"net/url"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -52,11 +48,6 @@ func TestCheckSessionOptions(t *testing.T) {
 			}
 		})
 	}
-	got := withSessionOptions(project, store.SessionOptions{AllowedTools: []string{"Read"}, DisallowedTools: []string{"Bash"}, SystemPrompt: "Be brief."})
-	if !slices.Equal(got.DisallowedTools, []string{"WebFetch", "Bash"}) || !slices.Equal(got.AllowedTools, []string{"Read", "Read"}) ||
-		got.AppendSystemPrompt != "Be brief." || got.MaxTurns != 10 {
-		t.Errorf("merged settings = %+v", got)
-	}
 }
 
 // TestCheckSessionOptionsModelAndPrompt: over MCP a member picks only a
@@ -94,31 +85,5 @@ func TestCheckSessionOptionsModelAndPrompt(t *testing.T) {
 				t.Errorf("got %v, want a refusal naming %s", err, tt.wantField)
 			}
 		})
-	}
-}
-
-// TestMCPSettingsPage: owners choose the modes members may pick and the ask
-// transport; members cannot.
-func TestMCPSettingsPage(t *testing.T) {
-	e := newEnv(t, nil, envOptions{quiet: true})
-	owner := e.member("owner@example.com", "Owner", roleOwner)
-	path := "/projects/" + strconv.FormatInt(e.project.ID, 10) + "/settings/mcp"
-	form := func() url.Values {
-		return url.Values{"member_modes": {"default", "bypassPermissions"}, "ask_transport": {"http"}}
-	}
-	if res := e.postAs(e.user, path, form()); res.StatusCode != http.StatusForbidden {
-		t.Errorf("a member saving MCP settings got %d, want 403", res.StatusCode)
-	}
-	if res := e.postAs(owner, path, form()); res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("the owner saving MCP settings got %d", res.StatusCode)
-	}
-	m, err := e.st.ProjectMCPSettings(t.Context(), e.project.ID)
-	if err != nil || m.AskTransport != "http" || !slices.Equal(m.MemberPermissionModes, []string{"default", "bypassPermissions"}) {
-		t.Errorf("saved %+v, %v", m, err)
-	}
-	s := e.newSession()
-	o, err := e.srv.runOptions(t.Context(), s)
-	if err != nil || !o.AskOverHTTP {
-		t.Errorf("run options %+v, %v; want ask_user over HTTP", o, err)
 	}
 }
