@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	"parley/runner"
 	"parley/runstore"
@@ -55,50 +53,6 @@ func (s *Server) checkBudget(ctx context.Context, sess store.Session) error {
 		return &httpError{http.StatusForbidden, reached + " An owner can raise the limit in the project's settings."}
 	}
 	return nil
-}
-
-// applyLimits sets a run's watchdog and spending limit from its project's
-// settings and the server's defaults.
-func (s *Server) applyLimits(ctx context.Context, o *runner.Options, sess store.Session) error {
-	if err := s.applyRunLimits(ctx, o, sess.ProjectID); err != nil {
-		return err
-	}
-	l, err := s.st.ProjectLimits(ctx, sess.ProjectID)
-	if err != nil {
-		return err
-	}
-	o.StallTimeout = s.cfg.StallTimeout
-	if l.StallSeconds > 0 {
-		o.StallTimeout = time.Duration(l.StallSeconds) * time.Second
-	}
-	if l.SessionBudgetUSD == 0 && l.DailyBudgetUSD == 0 {
-		return nil
-	}
-	sp, err := s.st.Spending(ctx, sess.ID)
-	if err != nil {
-		return err
-	}
-	left, reached := runstore.BudgetLeft(l, sp)
-	if reached != "" {
-		return &httpError{http.StatusForbidden, reached + " An owner can raise the limit in the project's settings."}
-	}
-	o.ExtraArgs = append(o.ExtraArgs, "--max-budget-usd", strconv.FormatFloat(left, 'f', 6, 64))
-	o.BudgetCheck = func(ctx context.Context) string { return s.budgetCheck(ctx, sess) }
-	return nil
-}
-
-// budgetCheck is the notice a session shows after a turn that reached a
-// spending limit, or "".
-func (s *Server) budgetCheck(ctx context.Context, sess store.Session) string {
-	l, err1 := s.st.ProjectLimits(ctx, sess.ProjectID)
-	sp, err2 := s.st.Spending(ctx, sess.ID)
-	if err1 != nil || err2 != nil {
-		return ""
-	}
-	if _, reached := runstore.BudgetLeft(l, sp); reached != "" {
-		return "Claude stopped: the spending limit was reached. " + reached + " An owner can raise the limit in the project's settings."
-	}
-	return ""
 }
 
 // budgetLine is what the session page says about spending and limits; ""

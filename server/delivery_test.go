@@ -263,7 +263,7 @@ func TestFaultAnswerSavedThenParleyRestarted(t *testing.T) {
 	if err != nil || len(owed) != 1 || owed[0] != s.ID {
 		t.Fatalf("sessions owed answers after the restart = %q, %v; want this one", owed, err)
 	}
-	e.sup.DeliverOwed(owed, e.srv.SessionStarter)
+	e.sup.DeliverOwed(owed, e.srv.launcher.SessionStarter)
 	w2.waitFor(90*time.Second, newTurnText, "Thanks, carrying on.")
 	e.wantDelivered(s.ID, in.ID, runner.DeliveredNewTurn)
 	reqs := e.fake.Requests()
@@ -363,7 +363,7 @@ func TestOwedAnswerTheCLIHadIsNotSentAgain(t *testing.T) {
 	var id string
 	e.queryRow(`UPDATE inputs SET delivered_at = NULL, delivered_how = NULL WHERE id = $1 RETURNING id::text`, []any{in.ID}, &id)
 	requests := len(e.fake.Requests())
-	e.sup.DeliverOwed([]string{s.ID}, e.srv.SessionStarter)
+	e.sup.DeliverOwed([]string{s.ID}, e.srv.launcher.SessionStarter)
 	w.waitFor(60*time.Second, `innerHTML:#ask-`+in.ID+`-delivery`, deliveredText)
 	if got := e.deliveries(s.ID, in.ID); len(got) != 2 || got[1] != runner.DeliveredToolResult {
 		t.Errorf("deliveries = %q, want the second one as the tool's result too", got)

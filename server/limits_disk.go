@@ -6,7 +6,6 @@ import (
 	"slices"
 
 	"parley/quota"
-	"parley/runner"
 	"parley/store"
 )
 
@@ -97,19 +96,13 @@ func (s *Server) checkDisk(ctx context.Context, projectID int64) error {
 	return nil
 }
 
-// applyRunLimits gives a run its project's cgroup limits and, with a disk
-// quota, a file size cap no larger than it; a project over its quota
-// does not start.
-func (s *Server) applyRunLimits(ctx context.Context, o *runner.Options, projectID int64) error {
-	l, err := s.st.ProjectRunLimits(ctx, projectID)
-	if err != nil {
-		return err
-	}
-	o.Limits.Tasks, o.Limits.Memory, o.Limits.CPUWeight = l.Tasks, l.Memory, l.CPUWeight
+// diskCap is the file size cap of the project's runs, its disk quota
+// (0 = none), or the refusal while the project is over it
+// (launch.Hooks.DiskCap).
+func (s *Server) diskCap(ctx context.Context, projectID int64, l store.RunLimits) (int64, error) {
 	q := s.diskQuota(l)
 	if q == 0 {
-		return nil
+		return 0, nil
 	}
-	o.MaxFile = q
-	return s.checkDisk(ctx, projectID)
+	return q, s.checkDisk(ctx, projectID)
 }

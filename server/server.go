@@ -16,6 +16,7 @@ import (
 	"parley/askuser"
 	"parley/cgroup"
 	"parley/hub"
+	"parley/launch"
 	"parley/metrics"
 	"parley/quota"
 	"parley/runner"
@@ -65,6 +66,13 @@ type Config struct {
 	DiskEvery   time.Duration
 }
 
+// Launch is what the configuration says about runs (package launch).
+func (c Config) Launch() launch.Config {
+	return launch.Config{DataDir: c.DataDir, ClaudeConfigDir: c.ClaudeConfigDir, AskTimeout: c.AskTimeout,
+		PermissionTimeout: c.PermissionTimeout, IdleTimeout: c.IdleTimeout, StallTimeout: c.StallTimeout,
+		AskUserEnabled: c.AskUserEnabled, RelayURL: c.RelayURL, ModelURL: c.ModelURL}
+}
+
 // Server holds what the handlers need.
 type Server struct {
 	cfg    Config
@@ -90,6 +98,7 @@ type Server struct {
 	decoyHash func() string
 	lim       *limiters
 	disk      *quota.Watcher // projects' disk use against their quota (limits_disk.go)
+	launcher  *launch.Launcher
 }
 
 // Deps are the server's collaborators.
@@ -116,6 +125,9 @@ type Deps struct {
 	// itself (git on its repository) as the project's runs are confined;
 	// nil = no isolation.
 	Tools ToolSandbox
+	// Launcher turns a session into its run's options (package launch);
+	// New installs the server's hooks in it. nil = one made from Config.
+	Launcher *launch.Launcher
 }
 
 // ToolSandbox confines a tool Parley runs on a project's files: as the
@@ -139,7 +151,12 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, runs: runs, hub: d.Hub, metrics: d.Metrics,
 		replaySlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), broker: d.Broker, expiry: d.Expirer, gw: d.Gateway, log: d.Log, decoyHash: decoy,
-		lim: newLimiters(cfg.Limits), git: d.Git, tools: d.Tools}
+		lim: newLimiters(cfg.Limits), git: d.Git, tools: d.Tools, launcher: d.Launcher}
+	if s.launcher == nil {
+		s.launcher = launch.New(cfg.Launch(), d.Store, d.Log)
+	}
+	s.launcher.Use(launch.Hooks{MayPrompt: s.mayPrompt, DiskCap: s.diskCap, Git: s.gitOf,
+		Refused: func(msg string) error { return &httpError{http.StatusForbidden, msg} }})
 	if d.Publisher != nil && d.Store != nil {
 		// The publisher reads which message streams from the log when it
 		// did not see it start (render_stream.go): live traffic.
@@ -161,22 +178,8 @@ type Runs interface {
 	Interrupt(ctx context.Context, sessionID, by string) error
 }
 
-// SessionStarter gives the run options of a session known by id only (a
-// request another replica forwarded).
-func (s *Server) SessionStarter(sessionID string) runner.Starter {
-	return func(ctx context.Context) (runner.Options, error) {
-		sess, err := s.st.GetSession(ctx, sessionID)
-		if err != nil {
-			return runner.Options{}, err
-		}
-		return s.runOptions(ctx, sess)
-	}
-}
-
 // starter gives the session's run options when its process must start.
-func (s *Server) starter(sess store.Session) runner.Starter {
-	return func(ctx context.Context) (runner.Options, error) { return s.runOptions(ctx, sess) }
-}
+func (s *Server) starter(sess store.Session) runner.Starter { return s.launcher.Starter(sess) }
 
 // mayPrompt says whether a user may send turns in the project now, as the
 // page decides it: a runner asks before it sends a turn that waited, and
@@ -199,64 +202,6 @@ func (s *Server) mayPrompt(projectID int64) func(ctx context.Context, userID int
 		}
 		return false, err
 	}
-}
-
-// runOptions is how a session's process is started: in its project's
-// workspace (files regenerated from the settings), with its own
-// CLAUDE_CONFIG_DIR and the project's Claude options.
-func (s *Server) runOptions(ctx context.Context, sess store.Session) (runner.Options, error) {
-	p, err := s.st.GetProject(ctx, sess.ProjectID)
-	if err != nil {
-		return runner.Options{}, err
-	}
-	workspace, err := SyncWorkspace(s.cfg.DataDir, p)
-	if err != nil {
-		return runner.Options{}, err
-	}
-	ask := s.cfg.AskUserEnabled && p.AskUserEnabled
-	settings, err := s.sessionSettings(ctx, sess, p.ProjectSettings)
-	if err != nil {
-		return runner.Options{}, err
-	}
-	md, notice := workspaceInstructions(workspace)
-	settings.AppendSystemPrompt = joinPrompt(settings.AppendSystemPrompt, md)
-	o := runner.Options{
-		Spec: runner.Spec{SessionID: sess.ID, ProjectID: sess.ProjectID, ClaudeSessionID: sess.ClaudeSessionID, Resume: sess.ClaudeStarted,
-			Workspace: workspace, ConfigDir: ConfigDir(s.cfg.DataDir, p.ID), ExtraArgs: claudeArgs(settings, ask),
-			Home: HomeDir(s.cfg.DataDir, p.ID), Instructions: settings.AppendSystemPrompt}, // a 0600 file, never argv
-		AskTimeout: s.cfg.AskTimeout, PermissionTimeout: s.cfg.PermissionTimeout, IdleTimeout: s.cfg.IdleTimeout,
-		ModelURL: s.cfg.ModelURL, MayPrompt: s.mayPrompt(sess.ProjectID),
-	}
-	if notice != "" {
-		o.Notices = append(o.Notices, notice)
-	}
-	if p.PermissionTimeoutSeconds > 0 {
-		o.PermissionTimeout = time.Duration(p.PermissionTimeoutSeconds) * time.Second
-	}
-	if p.AskTimeoutSeconds > 0 {
-		o.AskTimeout = time.Duration(p.AskTimeoutSeconds) * time.Second
-	}
-	as, err := s.st.AskSettingsOf(ctx, p.ID)
-	if err != nil {
-		return runner.Options{}, err
-	}
-	o.AskMaxTimeout = time.Duration(as.MaxAskTimeoutSeconds) * time.Second
-	if s.cfg.ClaudeConfigDir != "" {
-		o.ConfigDir = s.cfg.ClaudeConfigDir
-	}
-	if ask {
-		o.RelayURL = s.cfg.RelayURL
-		if o.AskOverHTTP, err = s.askOverHTTP(ctx, p.ID); err != nil {
-			return runner.Options{}, err
-		}
-	}
-	if o.Workspace, o.WritableDirs, err = s.sessionWorkspace(ctx, p, sess, workspace); err != nil {
-		return runner.Options{}, err
-	}
-	if err := s.applyLimits(ctx, &o, sess); err != nil {
-		return runner.Options{}, err
-	}
-	return o, nil
 }
 
 // pingEvery is the WebSockets' ping period.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"parley/launch"
 	"parley/runner/fakeapi"
 	"parley/store"
 )
@@ -77,7 +78,7 @@ func TestBrowserSessionWorktree(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(repo, "b.txt")); !os.IsNotExist(err) {
 		t.Errorf("the session wrote into the shared checkout: %v", err)
 	}
-	if md, err := os.ReadFile(filepath.Join(dir, "CLAUDE.md")); err != nil || !strings.HasPrefix(string(md), claudeMDMarker) {
+	if md, err := os.ReadFile(filepath.Join(dir, "CLAUDE.md")); err != nil || !strings.HasPrefix(string(md), launch.ClaudeMDMarker) {
 		t.Errorf("the worktree has no CLAUDE.md from Parley: %v", err)
 	}
 	if got, _ := e.st.GetSession(t.Context(), sess.ID); got.Status != "completed" {

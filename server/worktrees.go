@@ -3,11 +3,9 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"time"
 
 	"parley/runner"
@@ -21,16 +19,6 @@ import (
 // on branch parley/<session> made from the checked-out branch at the
 // session's first run and kept across resumes. Any other workspace is
 // shared by the project's sessions, as before.
-
-// WorktreeDir is where a session's worktree lives: outside the repository.
-func WorktreeDir(dataDir string, projectID int64, sessionID string) string {
-	return filepath.Join(worktreesDir(dataDir, projectID), sessionID)
-}
-
-// worktreesDir holds a project's session worktrees.
-func worktreesDir(dataDir string, projectID int64) string {
-	return filepath.Join(projectDir(dataDir, projectID), "worktrees")
-}
 
 // gitOf is git for project p's repository and worktrees. The repository is
 // the project's runs' to write (its config, hooks, attributes, the
@@ -48,51 +36,6 @@ func (s *Server) gitOf(p store.Project) *worktree.Git {
 		}
 	}
 	return s.git.In(env, jail, wts)
-}
-
-// branchFor is a session's branch.
-func branchFor(sessionID string) string { return "parley/" + sessionID }
-
-// sessionWorkspace is the directory a session's process works in, and the
-// directories outside it the run must write: the session's worktree and
-// its repository (which holds the worktree's .git data), or the shared
-// workspace.
-func (s *Server) sessionWorkspace(ctx context.Context, p store.Project, sess store.Session, workspace string) (string, []string, error) {
-	git := s.gitOf(p)
-	base, ok := git.BaseBranch(ctx, workspace)
-	if !ok {
-		return workspace, nil, nil
-	}
-	wt, err := s.st.SessionWorktree(ctx, sess.ID)
-	if err != nil {
-		return "", nil, err
-	}
-	if wt.Branch == "" {
-		wt.Branch, wt.Base = branchFor(sess.ID), base
-	}
-	dir := WorktreeDir(s.cfg.DataDir, p.ID, sess.ID)
-	created, err := git.Ensure(ctx, workspace, dir, wt.Branch, wt.Base)
-	if err != nil {
-		return "", nil, fmt.Errorf("create the session's worktree: %w", err)
-	}
-	// The same CLAUDE.md as the shared workspace; the settings reach the
-	// CLI as flags, wherever it works.
-	if err := writeClaudeMD(dir, p.Instructions); err != nil {
-		return "", nil, fmt.Errorf("worktree of session %s: %w", sess.ID, err)
-	}
-	if created {
-		if err := worktree.MatchOwner(dir, workspace); err != nil {
-			return "", nil, fmt.Errorf("worktree of session %s: %w", sess.ID, err)
-		}
-		s.log.Info("session worktree created", "session_id", sess.ID, "branch", wt.Branch, "base", wt.Base, "dir", dir)
-	}
-	if wt.State != store.WorktreeActive {
-		wt.State = store.WorktreeActive
-		if err := s.st.SetSessionWorktree(ctx, wt); err != nil {
-			return "", nil, err
-		}
-	}
-	return dir, []string{workspace}, nil
 }
 
 // worktreeAction is a member's merge or discard of a session's worktree.

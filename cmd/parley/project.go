@@ -8,7 +8,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
-	"parley/server"
+	"parley/launch"
 	"parley/store"
 )
 
@@ -45,7 +45,7 @@ func projectCmd(ctx context.Context, args []string, getenv func(string) string, 
 			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tNAME\tWORKSPACE\tARCHIVED")
 			for _, p := range list {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%v\n", p.ID, p.Name, server.WorkspaceDir(c.DataDir, p), p.ArchivedAt != nil)
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%v\n", p.ID, p.Name, launch.WorkspaceDir(c.DataDir, p), p.ArchivedAt != nil)
 			}
 			return tw.Flush()
 		})
@@ -64,7 +64,7 @@ func projectCmd(ctx context.Context, args []string, getenv func(string) string, 
 			if err != nil {
 				return err
 			}
-			dir, err := server.SyncWorkspace(c.DataDir, p)
+			dir, err := launch.SyncWorkspace(c.DataDir, p)
 			if err != nil {
 				return err
 			}

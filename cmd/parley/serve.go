@@ -19,6 +19,7 @@ import (
 	"parley/cluster"
 	"parley/gateway"
 	"parley/hub"
+	"parley/launch"
 	"parley/metrics"
 	"parley/runner"
 	"parley/runstore"
@@ -122,12 +123,20 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		MaxRuns: c.MaxRuns, Queue: server.NewQueueObserver(hub), Recover: rec, Line: cluster.NewLine(st),
 		StartGuard: server.WorktreeStartGuard(st), // no run starts while a member merges its session's worktree
 	})
+	// Runs start with the options the launcher gives (package launch),
+	// the cluster's as the pages'.
+	sc := server.Config{DataDir: c.DataDir, ClaudeConfigDir: c.ClaudeConfigDir,
+		AskTimeout: c.AskTimeout, IdleTimeout: c.IdleTimeout, StallTimeout: c.StallTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies,
+		Limits: c.Limits, RelayURL: "http://" + relayLn.Addr().String() + "/ask", ModelURL: "http://" + relayLn.Addr().String(),
+		RunsConfined: isUIDSandbox(rc.Sandbox), MetricsToken: c.MetricsToken, MetricsLoopback: c.MetricsLoopback,
+		RunLimits: c.RunLimits.Cgroup, ProjectDisk: c.RunLimits.ProjectDisk} // per-project limits' defaults and owners' ceiling
+	launcher := launch.New(sc.Launch(), st, log)
 	var srv *server.Server
 	node := cluster.New(cluster.Config{TTL: c.LeaseTTL, DataDir: c.DataDir, RuntimeBase: filepath.Dir(runtimeDir)}, cluster.Deps{Store: st, Supervisor: sup,
 		// Unmetered: the owner's replica counts its events once.
 		Publisher: pubs, Log: log.With("replica", st.Replica()),
 		TakenOver: func(n int) { met.TakenOver(n); recoverLost(ctx, srv, rec, log) },
-		Starter:   func(id string) runner.Starter { return srv.SessionStarter(id) }, Local: hub})
+		Starter:   launcher.SessionStarter, Local: hub})
 	hub.Announce = node.Viewers       // this replica's viewers join the other replicas' presence lists
 	sup.SetLeaseCheck(node.LeaseHeld) // runs write only while this replica surely holds its lease
 	gw.SetLeaseCheck(node.LeaseHeld)  // and their claude talks to the model only then
@@ -136,13 +145,10 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	if err := node.Join(ctx); err != nil {
 		return err
 	}
-	srv, err = server.New(ctx, server.Config{DataDir: c.DataDir, ClaudeConfigDir: c.ClaudeConfigDir,
-		AskTimeout: c.AskTimeout, IdleTimeout: c.IdleTimeout, StallTimeout: c.StallTimeout, AskUserEnabled: c.AskUser, SecureCookies: c.SecureCookies,
-		Limits: c.Limits, RelayURL: "http://" + relayLn.Addr().String() + "/ask", ModelURL: "http://" + relayLn.Addr().String(),
-		RunsConfined: isUIDSandbox(rc.Sandbox), MetricsToken: c.MetricsToken, MetricsLoopback: c.MetricsLoopback,
-		RunLimits: c.RunLimits.Cgroup, ProjectDisk: c.RunLimits.ProjectDisk}, // per-project limits' defaults and owners' ceiling
+	srv, err = server.New(ctx, sc,
 		server.Deps{Store: st, Supervisor: sup, Runs: node, Stops: node, Hub: hub, Publisher: pubs, Broker: broker, Metrics: met, Log: log, Expirer: expiry, Gateway: gw,
-			Tools: rc.GuardTools(toolSandbox(rc.Sandbox))}) // a tool's leftovers die with it, as a run's
+			Tools:    rc.GuardTools(toolSandbox(rc.Sandbox)), // a tool's leftovers die with it, as a run's
+			Launcher: launcher})
 	if err != nil {
 		return err
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 
-	"parley/server"
+	"parley/launch"
 	"parley/store"
 )
 
@@ -26,7 +26,7 @@ func syncWorkspaces(ctx context.Context, args []string, getenv func(string) stri
 		}
 		var errs []error
 		for _, p := range list {
-			dir, err := server.SyncWorkspace(c.DataDir, p)
+			dir, err := launch.SyncWorkspace(c.DataDir, p)
 			if err != nil {
 				errs = append(errs, err)
 				continue
