@@ -36,6 +36,7 @@ type Broker struct {
 	// ErrAlreadyResolved rather than ErrUnknownAsk. It grows by one id per
 	// ask for the life of the process, which is small next to the ask's rows.
 	resolved map[string]struct{}
+	limits   askLimits // per run token: open asks and their rate (flood.go)
 }
 
 type registration struct {
@@ -54,6 +55,7 @@ func NewBroker() *Broker {
 		askers:   make(map[string]*registration),
 		pending:  make(map[string]*pendingAsk),
 		resolved: make(map[string]struct{}),
+		limits:   newAskLimits(),
 	}
 }
 
@@ -68,7 +70,7 @@ func (b *Broker) Register(token string, a Asker) (unregister func()) {
 // [HTTPHandler]: c carries the run's timeout bounds, which a
 // `parley mcp-askuser` child would read from its config file.
 func (b *Broker) RegisterWithConfig(token string, a Asker, c Config) (unregister func()) {
-	reg := &registration{asker: a, cfg: c}
+	reg := &registration{asker: limitedAsker{asker: a, token: token, lim: b.limits}, cfg: c}
 	b.mu.Lock()
 	b.askers[token] = reg
 	b.mu.Unlock()

@@ -14,6 +14,7 @@ import (
 // passes and then one more every 60/perMinute seconds.
 type Rate struct {
 	perMinute int
+	period    time.Duration // perMinute events per period: a minute, unless NewRateOver
 	now       func() time.Time
 
 	mu      sync.Mutex
@@ -31,7 +32,13 @@ const maxBuckets = 10000
 
 // NewRate returns a Rate; perMinute <= 0 allows everything.
 func NewRate(perMinute int) *Rate {
-	return &Rate{perMinute: perMinute, now: time.Now, buckets: map[string]*bucket{}}
+	return NewRateOver(perMinute, time.Minute)
+}
+
+// NewRateOver returns a Rate that allows each key n events per period: a
+// burst of n, then one more every period/n. n <= 0 allows everything.
+func NewRateOver(n int, period time.Duration) *Rate {
+	return &Rate{perMinute: n, period: period, now: time.Now, buckets: map[string]*bucket{}}
 }
 
 // Allow takes one token of key's bucket. When there is none it returns
@@ -44,7 +51,7 @@ func (l *Rate) Allow(key string) (bool, time.Duration) {
 	defer l.mu.Unlock()
 	now := l.now()
 	capacity := float64(l.perMinute)
-	perToken := time.Minute / time.Duration(l.perMinute)
+	perToken := l.period / time.Duration(l.perMinute)
 	b, ok := l.buckets[key]
 	if !ok {
 		if len(l.buckets) >= maxBuckets {
@@ -62,7 +69,7 @@ func (l *Rate) Allow(key string) (bool, time.Duration) {
 	return true, 0
 }
 
-// PerMinute is the configured rate (0 = unlimited).
+// PerMinute is the configured rate (0 = unlimited); for NewRateOver, its n.
 func (l *Rate) PerMinute() int {
 	if l == nil {
 		return 0
