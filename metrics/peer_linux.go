@@ -8,6 +8,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // peerUID is the uid that owns the client's end of a TCP connection over
@@ -71,4 +74,22 @@ func sameAddr(field string, a *net.TCPAddr) bool {
 		binary.NativeEndian.PutUint32(ip[i:], binary.BigEndian.Uint32(raw[i:]))
 	}
 	return ip.Equal(a.IP)
+}
+
+// unixPeerUID is the uid of c's peer as the kernel recorded it when the
+// peer connected (SO_PEERCRED).
+func unixPeerUID(c *net.UnixConn) (int, bool) {
+	raw, err := c.SyscallConn()
+	if err != nil {
+		return 0, false
+	}
+	var cred *unix.Ucred
+	var credErr error
+	err = raw.Control(func(fd uintptr) {
+		cred, credErr = unix.GetsockoptUcred(int(fd), syscall.SOL_SOCKET, syscall.SO_PEERCRED)
+	})
+	if err != nil || credErr != nil {
+		return 0, false
+	}
+	return int(cred.Uid), true
 }

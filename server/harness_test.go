@@ -197,7 +197,7 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 		MaxRuns: o.maxRuns, Queue: NewQueueObserver(hub), Line: cluster.NewLine(st), Recover: transcript.New(st, pub, log),
 		StartGuard: WorktreeStartGuard(st),
 	})
-	e.relay = httptest.NewServer(nil)
+	e.relay = startRelay() // as serve runs it (relay_harness_test.go)
 	e.srv, err = New(ctx, Config{DataDir: dir, AskTimeout: o.askTimeout, AskUserEnabled: !o.askUserOff, PingPeriod: o.pingPeriod,
 		RelayURL: e.relay.URL + "/ask", ModelURL: e.relay.URL, RunsConfined: o.isolation == "uid", Limits: o.limits}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Publisher: e.pub, Broker: e.broker, Log: log, Gateway: gw, Metrics: o.metrics, Tools: rc.GuardTools(toolsOf(rc.Sandbox)), Git: worktree.New(o.gitBin)})
 	if err != nil {

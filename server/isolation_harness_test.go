@@ -113,11 +113,11 @@ func (e *env) gatewaySocket() string {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := relayServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		e.relay.Config.Handler.ServeHTTP(w, r)
-	})}
+	}))
 	done := make(chan struct{})
-	go func() { defer close(done); srv.Serve(ln) }()
+	go func() { defer close(done); srv.Serve(relayListener(ln)) }()
 	e.t.Cleanup(func() { srv.Close(); <-done; os.RemoveAll(dir) })
 	return path
 }

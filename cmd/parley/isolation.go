@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 
 	"parley/gateway"
+	"parley/limit"
+	"parley/metrics"
 	"parley/runner"
 	"parley/runstore"
 	"parley/sandbox"
@@ -39,7 +42,7 @@ type isolationConfig struct {
 // installed where those uids can start them.
 func runEnvironment(ctx context.Context, c config, st *store.Store, claude, self string, notify gateway.Notifier, log *slog.Logger) (runner.Config, *gateway.Gateway, error) {
 	gw, err := gateway.New(gateway.Config{Upstream: c.Upstream, APIKey: c.APIKey, AuthToken: c.AuthToken,
-		ProjectRPM: c.ProjectRPM, UserRPM: c.UserRPM}, runstore.NewUsageSink(st), notify, log)
+		ProjectRPM: c.ProjectRPM, UserRPM: c.UserRPM, ServerTools: c.ServerTools}, runstore.NewUsageSink(st), notify, log)
 	if err != nil {
 		return runner.Config{}, nil, err
 	}
@@ -167,4 +170,18 @@ func isUIDSandbox(s runner.Sandbox) bool {
 	}
 	_, ok := s.(*sandbox.Sandbox)
 	return ok
+}
+
+// relayServer serves h, the relay's routes (model gateway and ask relay),
+// to the runs' connections: kept-alive idle ones and ones whose request
+// header does not come are closed (limit.RelayServer).
+func relayServer(h http.Handler) *http.Server { return limit.RelayServer(h) }
+
+// perPeer caps the connections each run's uid holds at once to ln, the
+// relay's loopback port or gateway.sock (limit.PerPeer, the uid told by
+// SO_PEERCRED or the kernel's TCP table: metrics.PeerUID). Parley's own
+// uid and root are not capped: as non-root every run is Parley's uid,
+// and only the timeouts bound them.
+func perPeer(ln net.Listener) net.Listener {
+	return limit.PerPeer(ln, limit.ConnsPerPeer, metrics.PeerUID, 0, os.Geteuid())
 }

@@ -154,7 +154,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	}
 	recoverLost(ctx, srv, rec, log)
 	web := server.NewHTTPServer(srv.Handler())
-	relay := &http.Server{Handler: srv.RelayHandler(), ReadHeaderTimeout: 10 * time.Second}
+	relay := relayServer(srv.RelayHandler()) // idle and header timeouts (isolation.go)
 	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopHub()
 	g, gctx := errgroup.WithContext(ctx)
@@ -163,9 +163,9 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	defer stopNode()
 	g.Go(func() error { return node.Run(nodeCtx) })
 	g.Go(func() error { return serveHTTP(web, ln) })
-	g.Go(func() error { return serveHTTP(relay, relayLn) })
+	g.Go(func() error { return serveHTTP(relay, perPeer(relayLn)) })
 	if gatewayLn != nil {
-		g.Go(func() error { return serveHTTP(relay, gatewayLn) })
+		g.Go(func() error { return serveHTTP(relay, perPeer(gatewayLn)) })
 	}
 	g.Go(func() error { return expiry.Run(gctx, sup) })
 	g.Go(func() error { return srv.ListenAnswers(gctx) })
