@@ -249,6 +249,11 @@ func (g *Gateway) lookup(token string) (grant, bool) {
 // start.
 func (g *Gateway) SetLeaseCheck(held func() bool) { g.leaseHeld = held }
 
+// SetNotifier makes n the one told when a session reaches a limit (the
+// runs' supervisor, made after the gateway it starts runs with). Call it
+// before the gateway serves.
+func (g *Gateway) SetNotifier(n Notifier) { g.notify = n }
+
 // leaseWait is how often model traffic waiting for the lease looks again.
 const leaseWait = 50 * time.Millisecond
 

@@ -61,6 +61,16 @@ func New(liveRuns, queuedRuns func() int) *Metrics {
 		Help: "Run-loop writes (or checks) that found the database unavailable; each is retried until it is back."})
 	f.MustRegister(m.asks, m.askOutcomes, m.askToFrame, m.answerToTool, m.events, m.batches, m.wsClients, m.exits, m.takeovers,
 		m.dbWaits)
+	m.Runs(liveRuns, queuedRuns)
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return m
+}
+
+// Runs exports the live and queued runs, read at each scrape (nil = not
+// exported): for Metrics made before the supervisor whose runs they
+// count (New(nil, nil)), which itself writes through them. Call it once.
+func (m *Metrics) Runs(liveRuns, queuedRuns func() int) {
+	f := prometheus.WrapRegistererWithPrefix("parley_", m.reg)
 	if liveRuns != nil {
 		f.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "runs_live", Help: "Live claude processes."},
 			func() float64 { return float64(liveRuns()) }))
@@ -69,8 +79,6 @@ func New(liveRuns, queuedRuns func() int) *Metrics {
 		f.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "runs_queued", Help: "Runs waiting for a slot."},
 			func() float64 { return float64(queuedRuns()) }))
 	}
-	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return m
 }
 
 // Lease exports this replica's lease (package cluster): parley_lease_held

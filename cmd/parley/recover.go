@@ -10,12 +10,9 @@ import (
 )
 
 // recoverLost reconciles the sessions whose runs went with a crashed Parley
-// (server.RecoverLost). srv is nil while the replica is still joining: the
-// call after server.New covers that takeover.
+// (server.RecoverLost): after server.New, which covers the takeover of
+// Join, and after each later takeover (cluster.Node.OnTakenOver).
 func recoverLost(ctx context.Context, srv *server.Server, rec *transcript.Reconciler, log *slog.Logger) {
-	if srv == nil {
-		return
-	}
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	n, err := srv.RecoverLost(ctx, rec)

@@ -17,7 +17,6 @@ import (
 
 	"parley/askuser"
 	"parley/cluster"
-	"parley/gateway"
 	"parley/hub"
 	"parley/launch"
 	"parley/metrics"
@@ -91,14 +90,14 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	expiry := runstore.NewExpirer(st, log)
 	runCtx, stopRuns := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopRuns()
-	var sup *runner.Supervisor
-	met := metrics.New(func() int { return sup.Count() }, func() int { return sup.Queued() })
+	met := metrics.New(nil, nil) // the runs' gauges once the supervisor is made (met.Runs)
 	pub := pubs.Metered(met)
 	if c.UIDRange, err = settleUIDRange(ctx, c, st, log); err != nil {
 		return err
 	}
 	c.GatewaySocket = filepath.Join(runtimeDir, "gateway.sock") // how runs in bubblewrap reach the relay
-	rc, gw, err := runEnvironment(ctx, c, st, claude, self, gateway.NotifyFunc(func(id, text string) { sup.LimitReached(id, text) }), log)
+	// The gateway's notifier is the supervisor, made with it (gw.SetNotifier).
+	rc, gw, err := runEnvironment(ctx, c, st, claude, self, nil, log)
 	if err != nil {
 		return err
 	}
@@ -116,7 +115,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	// after a crash (see recoverLost).
 	rec := transcript.New(st, pub, log)
 	// Run loops write through the store's own small pool.
-	sup = runner.NewSupervisor(runCtx, runner.Deps{
+	sup := runner.NewSupervisor(runCtx, runner.Deps{
 		Config:  rc,
 		Journal: runstore.NewMeteredJournal(st.Live(), met), Publisher: pub,
 		Broker: broker, Log: log, RuntimeDir: runtimeDir, RunEnded: expiry.Kick,
@@ -131,11 +130,12 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		RunsConfined: isUIDSandbox(rc.Sandbox), MetricsToken: c.MetricsToken, MetricsLoopback: c.MetricsLoopback,
 		RunLimits: c.RunLimits.Cgroup, ProjectDisk: c.RunLimits.ProjectDisk} // per-project limits' defaults and owners' ceiling
 	launcher := launch.New(sc.Launch(), st, log)
-	var srv *server.Server
+	met.Runs(sup.Count, sup.Queued) // the supervisor writes through met; met counts its runs
+	gw.SetNotifier(sup)             // a session that reaches a limit at the gateway is told so by its run
 	node := cluster.New(cluster.Config{TTL: c.LeaseTTL, DataDir: c.DataDir, RuntimeBase: filepath.Dir(runtimeDir)}, cluster.Deps{Store: st, Supervisor: sup,
 		// Unmetered: the owner's replica counts its events once.
 		Publisher: pubs, Log: log.With("replica", st.Replica()),
-		TakenOver: func(n int) { met.TakenOver(n); recoverLost(ctx, srv, rec, log) },
+		TakenOver: met.TakenOver, // until the server exists (OnTakenOver): its first recoverLost covers Join's
 		Starter:   launcher.SessionStarter, Local: hub})
 	hub.Announce = node.Viewers       // this replica's viewers join the other replicas' presence lists
 	sup.SetLeaseCheck(node.LeaseHeld) // runs write only while this replica surely holds its lease
@@ -145,16 +145,17 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	if err := node.Join(ctx); err != nil {
 		return err
 	}
-	srv, err = server.New(ctx, sc,
+	srv, err := server.New(ctx, sc,
 		server.Deps{Store: st, Supervisor: sup, Runs: node, Stops: node, Hub: hub, Publisher: pubs, Broker: broker, Metrics: met, Log: log, Expirer: expiry, Gateway: gw,
 			Tools:    rc.GuardTools(toolSandbox(rc.Sandbox)), // a tool's leftovers die with it, as a run's
 			Launcher: launcher})
 	if err != nil {
 		return err
 	}
+	node.OnTakenOver(func(n int) { met.TakenOver(n); recoverLost(ctx, srv, rec, log) }) // later takeovers
 	recoverLost(ctx, srv, rec, log)
 	web := server.NewHTTPServer(srv.Handler())
-	relay := relayServer(srv.RelayHandler()) // idle and header timeouts (isolation.go)
+	relay := &http.Server{Handler: srv.RelayHandler(), ReadHeaderTimeout: 10 * time.Second}
 	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopHub()
 	g, gctx := errgroup.WithContext(ctx)
@@ -163,9 +164,9 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	defer stopNode()
 	g.Go(func() error { return node.Run(nodeCtx) })
 	g.Go(func() error { return serveHTTP(web, ln) })
-	g.Go(func() error { return serveHTTP(relay, perPeer(relayLn)) })
+	g.Go(func() error { return serveHTTP(relay, relayLn) })
 	if gatewayLn != nil {
-		g.Go(func() error { return serveHTTP(relay, perPeer(gatewayLn)) })
+		g.Go(func() error { return serveHTTP(relay, gatewayLn) })
 	}
 	g.Go(func() error { return expiry.Run(gctx, sup) })
 	g.Go(func() error { return srv.ListenAnswers(gctx) })
