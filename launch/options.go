@@ -29,7 +29,7 @@ func (l *Launcher) Options(ctx context.Context, sess store.Session) (runner.Opti
 	settings.AppendSystemPrompt = joinPrompt(settings.AppendSystemPrompt, md)
 	o := runner.Options{
 		Spec: runner.Spec{SessionID: sess.ID, ProjectID: sess.ProjectID, ClaudeSessionID: sess.ClaudeSessionID, Resume: sess.ClaudeStarted,
-			Workspace: workspace, ConfigDir: ConfigDir(l.cfg.DataDir, p.ID), ExtraArgs: claudeArgs(settings, ask),
+			Workspace: workspace, ConfigDir: l.ConfigDirOf(p), ExtraArgs: claudeArgs(settings, ask),
 			Home: HomeDir(l.cfg.DataDir, p.ID), Instructions: settings.AppendSystemPrompt}, // a 0600 file, never argv
 		AskTimeout: l.cfg.AskTimeout, PermissionTimeout: l.cfg.PermissionTimeout, IdleTimeout: l.cfg.IdleTimeout,
 		ModelURL: l.cfg.ModelURL, MayPrompt: l.hooks.MayPrompt(sess.ProjectID),
@@ -39,9 +39,6 @@ func (l *Launcher) Options(ctx context.Context, sess store.Session) (runner.Opti
 	}
 	if err := l.askOptions(ctx, &o, p, ask); err != nil {
 		return runner.Options{}, err
-	}
-	if l.cfg.ClaudeConfigDir != "" {
-		o.ConfigDir = l.cfg.ClaudeConfigDir
 	}
 	if o.Workspace, o.WritableDirs, err = l.sessionWorkspace(ctx, p, sess, workspace); err != nil {
 		return runner.Options{}, err
@@ -74,4 +71,13 @@ func (l *Launcher) askOptions(ctx context.Context, o *runner.Options, p store.Pr
 	// Over Parley's own streamable HTTP endpoint rather than a child process.
 	o.AskOverHTTP = m.AskTransport == "http"
 	return err
+}
+
+// ConfigDirOf is the CLAUDE_CONFIG_DIR of the project's runs: the
+// server's one if it sets one, else the project's own.
+func (l *Launcher) ConfigDirOf(p store.Project) string {
+	if l.cfg.ClaudeConfigDir != "" {
+		return l.cfg.ClaudeConfigDir
+	}
+	return ConfigDir(l.cfg.DataDir, p.ID)
 }

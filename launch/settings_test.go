@@ -1,4 +1,4 @@
-package server
+package launch
 
 import (
 	"slices"
@@ -11,7 +11,7 @@ import (
 // the tool lists growing and the rest replaced.
 func TestWithSessionOptions(t *testing.T) {
 	project := store.ProjectSettings{AllowedTools: []string{"Read"}, DisallowedTools: []string{"WebFetch"}, MaxTurns: 10}
-	got := withSessionOptions(project, store.SessionOptions{AllowedTools: []string{"Read"}, DisallowedTools: []string{"Bash"}, SystemPrompt: "Be brief."})
+	got := WithSessionOptions(project, store.SessionOptions{AllowedTools: []string{"Read"}, DisallowedTools: []string{"Bash"}, SystemPrompt: "Be brief."})
 	if !slices.Equal(got.DisallowedTools, []string{"WebFetch", "Bash"}) || !slices.Equal(got.AllowedTools, []string{"Read", "Read"}) ||
 		got.AppendSystemPrompt != "Be brief." || got.MaxTurns != 10 {
 		t.Errorf("merged settings = %+v", got)
