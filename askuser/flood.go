@@ -16,9 +16,11 @@ import (
 const (
 	// MaxOpenAsks is how many asks one run may have waiting at once.
 	MaxOpenAsks = 10
-	// AsksPer and AsksPeriod are the rate of new asks per run: a burst of
-	// AsksPer, then one more every AsksPeriod/AsksPer. A person answers
-	// each; a run that asks faster is flooding the inbox.
+	// AsksPer and AsksPeriod are the rate of unanswered asks per run: a
+	// burst of AsksPer, then one more every AsksPeriod/AsksPer. An ask a
+	// person answers or declines gives its share back, so a conversation
+	// of quick answers is never slowed; asks left for the inbox (the
+	// caller gone, timed out) are what a flood leaves and what is bounded.
 	AsksPer    = 10
 	AsksPeriod = 10 * time.Minute
 )
@@ -52,5 +54,9 @@ func (l limitedAsker) Ask(ctx context.Context, f Form) (Answer, error) {
 		return Answer{}, fmt.Errorf("too many questions in a short time; wait for the answers, and ask again in %d s at the earliest",
 			int(math.Ceil(wait.Seconds())))
 	}
-	return l.asker.Ask(ctx, f)
+	a, err := l.asker.Ask(ctx, f)
+	if err == nil && (a.Status == StatusAnswered || a.Status == StatusDeclined) {
+		l.lim.rate.Refund(l.token)
+	}
+	return a, err
 }

@@ -36,3 +36,17 @@ func TestAskLimits(t *testing.T) {
 		t.Errorf("ask %d in a row: err %v, want the rate's refusal", AsksPer+1, err)
 	}
 }
+
+// TestAskLimitsRefundAnswered: asks a person answers do not count toward
+// the rate: a run may ask many more than AsksPer in a row when each is
+// answered.
+func TestAskLimitsRefundAnswered(t *testing.T) {
+	b := NewBroker()
+	b.Register("tok", askerFunc(func(context.Context, Form) (Answer, error) { return Answer{Status: StatusAnswered}, nil }))
+	reg, _ := b.registration("tok")
+	for i := range 3 * AsksPer {
+		if _, err := reg.asker.Ask(t.Context(), Form{}); err != nil {
+			t.Fatalf("answered ask %d refused: %v", i+1, err)
+		}
+	}
+}

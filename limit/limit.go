@@ -69,6 +69,19 @@ func (l *Rate) Allow(key string) (bool, time.Duration) {
 	return true, 0
 }
 
+// Refund gives key back one token, as if an event it was allowed had not
+// happened (never past the bucket's capacity).
+func (l *Rate) Refund(key string) {
+	if l == nil || l.perMinute <= 0 {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b, ok := l.buckets[key]; ok {
+		b.tokens = min(float64(l.perMinute), b.tokens+1)
+	}
+}
+
 // PerMinute is the configured rate (0 = unlimited); for NewRateOver, its n.
 func (l *Rate) PerMinute() int {
 	if l == nil {
