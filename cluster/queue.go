@@ -17,8 +17,8 @@ import (
 // is sent on by the next replica to lease the session (deliverQueue).
 type queueStore struct{ st *store.Store }
 
-// NewLine returns the runner.QueueStore backed by st.
-func NewLine(st *store.Store) runner.QueueStore { return queueStore{st: st} }
+// NewQueueStore returns the runner.QueueStore backed by st.
+func NewQueueStore(st *store.Store) runner.QueueStore { return queueStore{st: st} }
 
 func (l queueStore) Keep(ctx context.Context, sessionID string, w runner.QueuedWork) (int64, error) {
 	it := store.QueueItem{SessionID: sessionID, Kind: store.QueuePrompt, Text: w.Text, By: w.By, ByID: w.ByID, Parley: w.Parley}

@@ -74,7 +74,7 @@ func TestQueueKeepsWhatWaits(t *testing.T) {
 	newSup := func() *Supervisor {
 		sup := NewSupervisor(context.Background(), Deps{Journal: pendingJournal{&memJournal{}}, Publisher: make(chanPublisher, 16),
 			Broker: askuser.NewBroker(), Log: slog.New(slog.NewTextHandler(io.Discard, nil)), RuntimeDir: t.TempDir(),
-			MaxRuns: 1, Line: queue})
+			MaxRuns: 1, QueueStore: queue})
 		t.Cleanup(sup.Shutdown)
 		if !sup.slots.tryAcquire() { // the only slot is busy elsewhere
 			t.Fatal("no free slot")

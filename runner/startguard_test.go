@@ -45,7 +45,7 @@ func TestStartGuardKeepsWorkQueued(t *testing.T) {
 	sup := NewSupervisor(context.Background(), Deps{
 		Config:  Config{ClaudeBin: fakeapi.ClaudeBin(t), SelfExe: "/bin/false", Env: append(os.Environ(), fake.Env(t.TempDir())...)},
 		Journal: &memJournal{}, Publisher: pub, Broker: askuser.NewBroker(),
-		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), RuntimeDir: t.TempDir(), Line: queue, StartGuard: guard,
+		Log: slog.New(slog.NewTextHandler(io.Discard, nil)), RuntimeDir: t.TempDir(), QueueStore: queue, StartGuard: guard,
 	})
 	t.Cleanup(sup.Shutdown)
 	start := With(testOptions(t, "http://127.0.0.1:9/ask"))

@@ -54,9 +54,9 @@ type Deps struct {
 	// needs a process when all are taken waits in the queue (see slots.go).
 	MaxRuns int
 	Queue   QueueObserver // hears where waiting sessions stand; may be nil
-	// Line, if set, keeps the prompts and answers waiting in the queue, so that
-	// neither a restart nor a crash loses them (queue.go).
-	Line QueueStore
+	// QueueStore, if set, keeps the prompts and answers waiting in the
+	// queue, so that neither a restart nor a crash loses them (queue.go).
+	QueueStore QueueStore
 	// Recover, if set, reconciles a session's log before each run of it
 	// starts (recover.go).
 	Recover Recoverer
@@ -96,7 +96,7 @@ var errQueued = errors.New("the session's earlier work waits in line")
 func NewSupervisor(ctx context.Context, d Deps) *Supervisor {
 	return &Supervisor{cfg: d.Config, journal: d.Journal, pub: d.Publisher, broker: d.Broker,
 		log: d.Log, runtimeDir: d.RuntimeDir, runEnded: d.RunEnded, ctx: ctx, runs: map[string]*Run{},
-		slots: &slots{max: d.MaxRuns}, queueObs: d.Queue, kept: d.Line, starting: map[string]chan struct{}{}, queueStarts: map[string]bool{},
+		slots: &slots{max: d.MaxRuns}, queueObs: d.Queue, kept: d.QueueStore, starting: map[string]chan struct{}{}, queueStarts: map[string]bool{},
 		drain: drain{kick: make(chan struct{}, 1)}, recoverer: d.Recover, startGuard: d.StartGuard}
 }
 

@@ -194,7 +194,7 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	e.sup = runner.NewSupervisor(ctx, runner.Deps{
 		Config:  rc,
 		Journal: journal, Publisher: runPub, Broker: e.broker, Log: log, RuntimeDir: e.runtimeDir(),
-		MaxRuns: o.maxRuns, Queue: NewQueueObserver(hub), Line: cluster.NewLine(st), Recover: transcript.New(st, pub, log),
+		MaxRuns: o.maxRuns, Queue: NewQueueObserver(hub), QueueStore: cluster.NewQueueStore(st), Recover: transcript.New(st, pub, log),
 		StartGuard: WorktreeStartGuard(st),
 	})
 	e.relay = startRelay() // as serve runs it (relay_harness_test.go)
