@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"slices"
 
+	"parley/launch"
 	"parley/quota"
 	"parley/store"
 )
@@ -50,7 +51,7 @@ func (s *Server) diskProject(ctx context.Context, id int64) (quota.Project, erro
 	if err != nil {
 		return quota.Project{}, err
 	}
-	q := quota.Project{Dirs: []string{projectDir(s.cfg.DataDir, id)}, Quota: s.diskQuota(l)}
+	q := quota.Project{Dirs: []string{launch.ProjectDir(s.cfg.DataDir, id)}, Quota: s.diskQuota(l)}
 	if p.Workspace != "" {
 		q.Dirs = append(q.Dirs, p.Workspace)
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"parley/launch"
 	"parley/store"
 	"parley/views"
 )
@@ -74,6 +75,6 @@ func (s *Server) withLimits(ctx context.Context, p store.Project, sv views.Setti
 		return sv, err
 	}
 	sv.DefaultStallTimeout = int(s.cfg.StallTimeout.Seconds())
-	sv.GitBase, _ = s.gitOf(p).BaseBranch(ctx, WorkspaceDir(s.cfg.DataDir, p))
+	sv.GitBase, _ = s.gitOf(p).BaseBranch(ctx, launch.WorkspaceDir(s.cfg.DataDir, p))
 	return sv, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 
+	"parley/launch"
 	"parley/mcpapi"
 	"parley/mcpsessions"
 	"parley/store"
@@ -16,7 +17,7 @@ import (
 func (s *Server) MCPHandler(ctx context.Context) http.Handler {
 	disk := mcpsessions.Disk{
 		ConfigDir: s.configDirOf,
-		Workspace: func(p store.Project) string { return WorkspaceDir(s.cfg.DataDir, p) },
+		Workspace: func(p store.Project) string { return launch.WorkspaceDir(s.cfg.DataDir, p) },
 	}
 	b := mcpsessions.New(s.acts(), s.st, s.hub, disk, s.log)
 	return mcpapi.New(ctx, b, s.userByAPIToken, s.log).Handler()

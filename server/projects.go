@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"parley/launch"
 	"parley/store"
 	"parley/views"
 )
@@ -66,7 +67,7 @@ func (s *Server) handleProjectCreate() http.Handler {
 		}
 		p, err := s.st.CreateProject(r.Context(), name, v.ID)
 		if err == nil {
-			_, err = SyncWorkspace(s.cfg.DataDir, p)
+			_, err = launch.SyncWorkspace(s.cfg.DataDir, p)
 		}
 		if err != nil {
 			s.fail(w, r, err)

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"parley/launch"
 	"parley/store"
 	"parley/views"
 )
@@ -56,19 +57,19 @@ func (s *Server) worktreeView(ctx context.Context, p store.Project, sess store.S
 	if err != nil {
 		return nil
 	}
-	repo := WorkspaceDir(s.cfg.DataDir, p)
+	repo := launch.WorkspaceDir(s.cfg.DataDir, p)
 	if wt.Branch == "" {
 		base, ok := s.gitOf(p).BaseBranch(ctx, repo)
 		if !ok {
 			return nil
 		}
-		return &views.WorktreeView{SessionID: sess.ID, Branch: branchFor(sess.ID), Base: base, Pending: true}
+		return &views.WorktreeView{SessionID: sess.ID, Branch: launch.BranchFor(sess.ID), Base: base, Pending: true}
 	}
 	v := &views.WorktreeView{SessionID: sess.ID, Branch: wt.Branch, Base: wt.Base, State: wt.State}
 	if wt.State == store.WorktreeDiscarded {
 		return v
 	}
-	d, err := s.gitOf(p).Diff(ctx, WorktreeDir(s.cfg.DataDir, p.ID, sess.ID), wt.Base)
+	d, err := s.gitOf(p).Diff(ctx, launch.WorktreeDir(s.cfg.DataDir, p.ID, sess.ID), wt.Base)
 	if err != nil {
 		v.DiffError = "The diff could not be read: " + err.Error()
 		return v

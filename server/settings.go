@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"parley/act"
+	"parley/launch"
 	"parley/store"
 	"parley/views"
 )
@@ -102,7 +103,7 @@ func (s *Server) handleSettingsSave() http.Handler {
 			return
 		}
 		p.ProjectSettings, p.Workspace = c, workspace
-		if _, err := SyncWorkspace(s.cfg.DataDir, p); err != nil {
+		if _, err := launch.SyncWorkspace(s.cfg.DataDir, p); err != nil {
 			s.fail(w, r, err)
 			return
 		}
@@ -227,7 +228,7 @@ func formOf(p store.Project) views.SettingsForm {
 func (s *Server) settingsView(p store.Project, v viewer, f views.SettingsForm) views.SettingsView {
 	return views.SettingsView{ProjectID: p.ID, Name: p.Name, Archived: p.ArchivedAt != nil, Admin: v.Admin, Form: f,
 		AskUserOffServer: !s.cfg.AskUserEnabled, DefaultAskTimeout: int(s.cfg.AskTimeout.Seconds()),
-		WorkspaceDir: WorkspaceDir(s.cfg.DataDir, p)}
+		WorkspaceDir: launch.WorkspaceDir(s.cfg.DataDir, p)}
 }
 
 // renderSettings renders the settings page with the project's members.

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"time"
 
+	"parley/launch"
 	"parley/runner"
 	"parley/store"
 	"parley/worktree"
@@ -26,12 +27,12 @@ import (
 // in its sandbox (s.tools), with a run's environment (no server secret),
 // never with the server's own privileges.
 func (s *Server) gitOf(p store.Project) *worktree.Git {
-	repo, wts := WorkspaceDir(s.cfg.DataDir, p), worktreesDir(s.cfg.DataDir, p.ID)
+	repo, wts := launch.WorkspaceDir(s.cfg.DataDir, p), launch.WorktreesDir(s.cfg.DataDir, p.ID)
 	env := append(runner.BaseEnv(os.Environ()), "HOME="+wts, "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null")
 	var jail worktree.Jail
 	if s.tools != nil {
 		jail = func(cmd *exec.Cmd) error {
-			return s.tools.ConfineTool(cmd, runner.Spec{ProjectID: p.ID, Workspace: repo, ConfigDir: ConfigDir(s.cfg.DataDir, p.ID),
+			return s.tools.ConfineTool(cmd, runner.Spec{ProjectID: p.ID, Workspace: repo, ConfigDir: launch.ConfigDir(s.cfg.DataDir, p.ID),
 				WritableDirs: []string{wts}})
 		}
 	}
@@ -71,7 +72,7 @@ func (s *Server) handleWorktree(act worktreeAction) http.Handler {
 			s.fail(w, r, err)
 			return
 		}
-		repo, dir := WorkspaceDir(s.cfg.DataDir, p), WorktreeDir(s.cfg.DataDir, p.ID, sess.ID)
+		repo, dir := launch.WorkspaceDir(s.cfg.DataDir, p), launch.WorktreeDir(s.cfg.DataDir, p.ID, sess.ID)
 		c := worktree.Commit{Author: v.Name, Message: "Parley session: " + orText(sess.Title, sess.ID)}
 		wt, done, err := act(r.Context(), s.gitOf(p), repo, dir, wt, c)
 		if err != nil {
@@ -218,9 +219,9 @@ func (s *Server) removeWorktrees(ctx context.Context, p store.Project) {
 		s.log.Warn("list worktrees of a deleted project", "project_id", p.ID, "err", err)
 		return
 	}
-	repo, git := WorkspaceDir(s.cfg.DataDir, p), s.gitOf(p)
+	repo, git := launch.WorkspaceDir(s.cfg.DataDir, p), s.gitOf(p)
 	for _, wt := range list {
-		err := git.Remove(ctx, repo, WorktreeDir(s.cfg.DataDir, p.ID, wt.SessionID))
+		err := git.Remove(ctx, repo, launch.WorktreeDir(s.cfg.DataDir, p.ID, wt.SessionID))
 		if err == nil {
 			err = git.DeleteBranch(ctx, repo, wt.Branch)
 		}
