@@ -97,6 +97,15 @@ func (g guardedTools) ConfineTool(cmd *exec.Cmd, spec Spec) error {
 		return nil // not given a uid: not a project's tool
 	}
 	guard := append([]string{g.c.GuardExe, "run-guard"}, g.c.identity(sp)...)
+	if g.c.Cgroups != nil { // in the project's cgroup, under its limits, with its runs
+		dirs, err := g.c.Cgroups.ToolsIn(spec.ProjectID, spec.Limits)
+		if err != nil {
+			return fmt.Errorf("the project's cgroup: %w", err)
+		}
+		for _, d := range dirs {
+			guard = append(guard, "--cgroup", d)
+		}
+	}
 	cmd.Args = append(append(guard, "--", cmd.Path), cmd.Args[1:]...)
 	cmd.Path = g.c.GuardExe
 	return nil

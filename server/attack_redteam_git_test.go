@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"parley/runner"
 	"parley/runner/fakeapi"
 )
 
@@ -88,7 +90,10 @@ func gitFilterDaemon(t *testing.T, isolation string) {
 	token := r2.Spec().ModelToken
 	ran, _ := os.ReadFile(filepath.Join(repo, ".git", "filter-ran"))
 	if len(ran) == 0 {
-		t.Fatal("Parley's git never ran the planted filter: nothing was tested")
+		// Parley's git runs no program the repository's config names
+		// (TestRedteamRemovedMembersFilterStillRuns); what follows holds
+		// should it ever run one again.
+		t.Log("Parley's git did not run the planted filter")
 	}
 	// Give the daemon time to look at /proc while session 2's run is live.
 	time.Sleep(3 * time.Second)
@@ -134,7 +139,6 @@ chmod +x "$G/evil.sh" && git config -f "$G/config" filter.evil.smudge "$G/evil.s
 // member planted (in uid mode it could still send the project's code
 // anywhere: runs' network is not confined).
 func TestRedteamRemovedMembersFilterStillRuns(t *testing.T) {
-	t.Skip("redteam: open, see report")
 	t.Run("uid", func(t *testing.T) { removedMembersFilter(t, "uid") })
 	t.Run("bwrap", func(t *testing.T) { removedMembersFilter(t, "bwrap") })
 }
@@ -189,7 +193,6 @@ func removedMembersFilter(t *testing.T, isolation string) {
 // processes when a page view's diff stages the worktree. The project's
 // processes must stay under the run's task limit wherever git starts them.
 func TestRedteamGitFilterEscapesTheTaskLimit(t *testing.T) {
-	t.Skip("redteam: open, see report")
 	t.Run("uid", func(t *testing.T) { filterTasks(t, "uid") })
 	t.Run("bwrap", func(t *testing.T) { filterTasks(t, "bwrap") })
 }
@@ -229,12 +232,39 @@ func filterTasks(t *testing.T, isolation string) {
 	}()
 	e.getAs(e.user, "/sessions/"+s.ID) // the page's diff stages the worktree: git add -A
 	most := <-done
-	t.Logf("at most %d of the filter's processes ran at once", most)
-	if _, err := os.Stat(filepath.Join(repo, ".git", "spawned")); err != nil {
-		t.Fatal("the page view's git never ran the filter: nothing was tested")
-	}
+	_, err := os.Stat(filepath.Join(repo, ".git", "spawned"))
+	t.Logf("the page view's git ran the filter: %v; at most %d of its processes ran at once", err == nil, most)
 	if most > 512 {
 		t.Errorf("Parley's git started %d processes for the project outside its runs' task limit of 512", most)
+	}
+	// Parley's git no longer runs the filter (TestRedteamRemovedMembersFilterStillRuns),
+	// so the same 700 processes are started straight through the
+	// confinement its git gets (gitOf's jail): whatever git may still be
+	// made to run stays under the project's task limit.
+	p, err := e.st.GetProject(t.Context(), e.project.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("bash", "-c", fmt.Sprintf("for i in $(seq 700); do (exec -a %s sleep 15) & done; sleep 4", mark))
+	if err := e.srv.tools.ConfineTool(cmd, runner.Spec{ProjectID: p.ID, Workspace: repo, ConfigDir: ConfigDir(e.dataDir, p.ID),
+		WritableDirs: []string{worktreesDir(e.dataDir, p.ID)}}); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		most := 0
+		for deadline := time.Now().Add(8 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+			most = max(most, len(procsWith(mark)))
+		}
+		done <- most
+	}()
+	out, _ := cmd.CombinedOutput()
+	most = <-done
+	t.Logf("through git's confinement at most %d of 700 processes ran at once (%d bytes of errors)", most, len(out))
+	if most == 0 {
+		t.Fatalf("nothing started through git's confinement: nothing was tested: %s", out)
+	}
+	if most > 512 {
+		t.Errorf("a program Parley's git runs for the project started %d processes, outside its runs' task limit of 512", most)
 	}
 	e.healthy()
 }
@@ -358,7 +388,7 @@ func filterReadsTokens(t *testing.T, isolation string) {
 	e.getAs(e.user, "/sessions/"+s1.ID) // the page's diff: git add -A runs the clean filter
 	got, err := os.ReadFile(harvest)
 	if err != nil {
-		t.Fatal("the page view's git never ran the filter: nothing was tested")
+		t.Log("the page view's git did not run the filter (TestRedteamRemovedMembersFilterStillRuns)")
 	}
 	t.Logf("the filter read %d tokens; its runs:\n%s", strings.Count(string(got), "parley-run-"), grepLines(string(got), "ran under"))
 	if strings.Contains(string(got), r2.Spec().ModelToken) {

@@ -47,7 +47,7 @@ func (g *Git) Diff(ctx context.Context, dir, base string) (Diff, error) {
 	if _, err := g.run(ctx, dir, env, "add", "-A"); err != nil {
 		return Diff{}, err
 	}
-	num, err := g.run(ctx, dir, env, "diff", "--cached", "--no-renames", "--numstat", mb)
+	num, err := g.run(ctx, dir, env, "diff", "--no-ext-diff", "--no-textconv", "--cached", "--no-renames", "--numstat", mb)
 	if err != nil {
 		return Diff{}, err
 	}
@@ -59,7 +59,7 @@ func (g *Git) Diff(ctx context.Context, dir, base string) (Diff, error) {
 	if len(d.Files) == 0 {
 		return d, nil
 	}
-	patch, err := g.run(ctx, dir, env, "diff", "--cached", "--no-renames", "--no-color", mb)
+	patch, err := g.run(ctx, dir, env, "diff", "--no-ext-diff", "--no-textconv", "--cached", "--no-renames", "--no-color", mb)
 	if err != nil {
 		return Diff{}, err
 	}

@@ -58,7 +58,8 @@ func (g *Git) In(env []string, jail Jail, scratch string) *Git {
 // run runs git in dir and returns its stdout. The repository may belong to
 // another user (runs execute as a per-project uid), so every directory is
 // trusted explicitly: -c safe.directory=*. Parley's own commands never
-// need the repository's hooks or file system monitor, so none runs.
+// need a program the repository names (a hook, filter, driver, monitor):
+// none runs (config.go).
 func (g *Git) run(ctx context.Context, dir string, env []string, args ...string) (string, error) {
 	return g.runInput(ctx, dir, env, "", args...)
 }
@@ -68,6 +69,16 @@ func (g *Git) run(ctx context.Context, dir string, env []string, args ...string)
 // another's arguments (/proc/<pid>/cmdline) and a message holds a
 // session's title.
 func (g *Git) runInput(ctx context.Context, dir string, env []string, stdin string, args ...string) (string, error) {
+	safe, err := g.neutralised(ctx, dir)
+	if err != nil {
+		return "", err
+	}
+	return g.exec(ctx, dir, append(safe, env...), stdin, args...)
+}
+
+// exec runs one git command in dir as runInput does, without listing the
+// repository's config first (neutralised does that, with exec).
+func (g *Git) exec(ctx context.Context, dir string, env []string, stdin string, args ...string) (string, error) {
 	pre := []string{"-c", "safe.directory=*", "-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-C", dir}
 	// Bounded: the repository can make git wait (a FIFO where it reads).
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
