@@ -160,8 +160,9 @@ func TestFaultKillWithAskOpen(t *testing.T) {
 				{Text: "I need a decision.", ToolName: askTool, ToolInput: colourQuestion(false)},
 				{Text: "Thanks, going with it."},
 			}, envOptions{quiet: true})
-			if mode == "uid" {
-				// t.TempDir's parent is private to root; the runs must enter it.
+			if mode == "uid" || (mode == "bwrap" && os.Geteuid() == 0) {
+				// t.TempDir's parent is private to root; the runs (as root,
+				// bwrap starts them as the project's uid too) must enter it.
 				if err := os.Chmod(filepath.Dir(e.dataDir), 0o711); err != nil {
 					t.Fatal(err)
 				}
