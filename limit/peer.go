@@ -15,9 +15,13 @@ import (
 // once, and an idle or silent one is closed.
 const (
 	// ConnsPerPeer is how many connections one uid other than Parley's
-	// may hold open to the relay. The CLI holds a few (its model requests,
-	// an ask); every run of a project shares the project's uid.
-	ConnsPerPeer = 64
+	// may hold open to the relay. A run's CLI holds a few (its model
+	// requests, an ask, an MCP stream), and every live run of a project
+	// shares the project's uid, with no cap on a project's live runs: 256
+	// leaves room for dozens of sessions of one project at once (64 would
+	// cut a busy project's runs off the model) while one project's runs
+	// hold at most 256 of Parley's descriptors.
+	ConnsPerPeer = 256
 	// RelayIdleTimeout closes a kept-alive connection with no request.
 	RelayIdleTimeout = 10 * time.Second
 	// RelayHeaderTimeout closes a connection whose request's header has
