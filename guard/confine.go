@@ -66,7 +66,7 @@ func (c Confinement) confine() error {
 		if err := capFileSize(uint64(c.MaxFile)); err != nil {
 			return fmt.Errorf("cap the run's file size: %w", err)
 		}
-		if err := denyKeepSizeFallocate(); err != nil { // blocks past the cap (fallocate.go)
+		if err := denyFallocate(); err != nil { // blocks taken at once (fallocate.go)
 			return fmt.Errorf("cap the run's file size: %w", err)
 		}
 	}

@@ -20,17 +20,25 @@ type Status struct {
 	// ErrUnreadable count as over the quota, any other error as not
 	// measured.
 	Err error
+	// Low: the file system of the project's directories has less than
+	// Reserve bytes free (Free), whatever the project holds (free.go).
+	Low           bool
+	Free, Reserve int64
 }
 
-// Over says whether the project is over its quota.
+// Over says whether the project is over its quota, or its file system
+// below its reserve: either way its runs stop and it takes no prompt.
 func (s Status) Over() bool {
-	return s.Quota > 0 && (s.Used > s.Quota || errors.Is(s.Err, ErrTooDeep) || errors.Is(s.Err, ErrUnreadable))
+	return s.Low || s.Quota > 0 && (s.Used > s.Quota || errors.Is(s.Err, ErrTooDeep) || errors.Is(s.Err, ErrUnreadable))
 }
 
 // Sentence says where the project stands and, over the quota, what to
 // do; "" without a quota.
 func (s Status) Sentence() string {
 	switch {
+	case s.Low:
+		return fmt.Sprintf("The server's disk is nearly full (%s free, less than the %s Parley keeps free for its database): "+
+			"Claude takes no new message in any project until an admin frees space on the server.", Bytes(s.Free), Bytes(s.Reserve))
 	case s.Quota == 0:
 		return ""
 	case errors.Is(s.Err, ErrTooDeep):
@@ -82,7 +90,10 @@ type Config struct {
 	Live func() []int64
 	// Over stops a project's runs because of st (st.Sentence says why).
 	Over func(ctx context.Context, id int64, st Status)
-	Log  *slog.Logger
+	// Reserve is what the file system of the projects' directories keeps
+	// free (free.go): 0 = DefaultReserve of its size, < 0 = none.
+	Reserve int64
+	Log     *slog.Logger
 }
 
 // Watcher measures projects' disk use: every Config.Every for each
@@ -176,6 +187,7 @@ func (w *Watcher) measureAs(id int64, p *watched, proj Project) (Status, error) 
 		st.Used, st.Err = Usage(proj.Dirs...)
 		st.Took = time.Since(start)
 	}
+	st.Low, st.Free, st.Reserve = w.low(proj.Dirs)
 	p.st = st
 	if st.Err != nil && !st.Over() {
 		return st, fmt.Errorf("disk use of project %d: %w", id, st.Err)
@@ -184,7 +196,8 @@ func (w *Watcher) measureAs(id int64, p *watched, proj Project) (Status, error) 
 }
 
 // Run measures each project with a live run once its period is up and
-// has Config.Over stop a project over its quota, until ctx ends.
+// has Config.Over stop a project over its quota, until ctx ends; every
+// tick, below the file system's reserve, it stops them all (free.go).
 func (w *Watcher) Run(ctx context.Context) error {
 	t := time.NewTicker(w.cfg.Every)
 	defer t.Stop()
@@ -195,6 +208,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-t.C:
 			live := w.cfg.Live()
 			w.live.Store(int64(len(live)))
+			if w.stopLow(ctx, live) {
+				continue
+			}
 			for _, id := range live {
 				w.watch(ctx, id)
 			}
