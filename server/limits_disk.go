@@ -24,7 +24,7 @@ import (
 // newDiskWatcher is the server's disk quota watcher.
 func (s *Server) newDiskWatcher() *quota.Watcher {
 	return quota.New(quota.Config{Every: s.cfg.DiskEvery, Project: s.diskProject, Live: s.liveProjects,
-		Over: s.stopOverQuota, Log: s.log})
+		Over: s.stopOverQuota, Reserve: s.cfg.DiskReserve, Log: s.log})
 }
 
 // WatchDisk measures the projects with a live run until ctx ends and

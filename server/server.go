@@ -63,6 +63,9 @@ type Config struct {
 	// while the project has a live run (limits_disk.go).
 	RunLimits   cgroup.Limits
 	ProjectDisk int64
+	// DiskReserve is what the data dir's file system keeps free
+	// (quota.Config.Reserve: 0 = its default, < 0 = none).
+	DiskReserve int64
 	DiskEvery   time.Duration
 }
 

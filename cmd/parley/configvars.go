@@ -108,6 +108,9 @@ var settings = []setting{
 	{Name: "PARLEY_PROJECT_DISK", Def: formatSize(defaultProjectDisk), Doc: "disk a project's files may take (workspace, worktrees, home, CLI config; an admin-chosen workspace too), unless an admin sets the project's own; off = none",
 		More: "Parley measures it (no link followed, no mount crossed, each file at least 4 KiB) at each run's start and every second while the project has a live run (less often if that would take more than a tenth of a CPU); over it the project's runs are stopped and its prompts refused until files are removed. Between two measurements a run may write past it. `off` is refused where the data dir shares a file system with PostgreSQL's data",
 		set:  runLimit(func(dst *runLimits, got runLimits) { dst.ProjectDisk = got.ProjectDisk })},
+	{Name: "PARLEY_DISK_RESERVE", DocDef: "5% of the data dir's file system, at most 2G", Doc: "free disk the data dir's file system keeps: below it every live run is stopped and prompts are refused until space is freed; off = none",
+		More: "It keeps PostgreSQL's data, on the same file system, from being filled between two measurements of a project's quota. Runs may still write past it by what they write in one second",
+		set:  runLimit(func(dst *runLimits, got runLimits) { dst.DiskReserve = got.DiskReserve })},
 
 	// Read by other commands, or by the CLI.
 	{Name: "PARLEY_URL", Def: "http://127.0.0.1:8080", Cmd: "mcp, asks", Doc: "the Parley server that `parley mcp` and `parley asks` (with PARLEY_TOKEN) relay to"},

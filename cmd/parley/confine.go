@@ -27,6 +27,9 @@ type runLimits struct {
 	Cgroup      cgroup.Limits
 	MaxFile     int64 // bytes; 0 = no cap (PARLEY_RUN_MAX_FILE=off)
 	ProjectDisk int64 // bytes; 0 = no quota (PARLEY_PROJECT_DISK=off)
+	// DiskReserve is what the data dir's file system keeps free
+	// (PARLEY_DISK_RESERVE; quota.Config.Reserve): 0 = 5% or 2 GiB, -1 = none.
+	DiskReserve int64
 }
 
 // defaultProjectDisk is a project's disk quota: its workspace, worktrees,
@@ -89,6 +92,15 @@ func parseRunLimits(getenv func(string) string) (runLimits, error) {
 			return l, fmt.Errorf("PARLEY_PROJECT_DISK %q: want the disk a project's files may take, such as 10G (at least 1M), or off", v)
 		}
 		l.ProjectDisk = n
+	}
+	if v := getenv("PARLEY_DISK_RESERVE"); v == "off" {
+		l.DiskReserve = -1
+	} else if v != "" {
+		n, err := parseSize(v)
+		if err != nil {
+			return l, fmt.Errorf("PARLEY_DISK_RESERVE %q: want the free disk to keep, such as 2G, 0 for the default, or off", v)
+		}
+		l.DiskReserve = n
 	}
 	return l, nil
 }
