@@ -23,6 +23,9 @@ import (
 // nothing (core.*, user.*, branch.*), and a key that does run something
 // is named by its last part, which is matched below whatever its section.
 //
+// diff.external and diff.<driver>.command are not emptied (git would try
+// to run ""): every diff Parley runs says --no-ext-diff --no-textconv.
+//
 // What git reads that is not config (GIT_* variables, the system and
 // global files) is fixed by the server: the environment is Parley's own
 // (GIT_CONFIG_NOSYSTEM, GIT_CONFIG_GLOBAL=/dev/null).
@@ -34,8 +37,6 @@ var neutral = map[string]string{
 	"clean": "", "smudge": "", "process": "", // filter.<driver>.*
 	"required":             "false", // filter.<driver>.required: an emptied filter must not fail the command
 	"textconv":             "",      // diff.<driver>.textconv
-	"command":              "",      // diff.<driver>.command, hook.<name>.command
-	"external":             "",      // diff.external
 	"driver":               "false", // merge.<driver>.driver: a conflict, never a silent "ours"
 	"fsmonitor":            "false", // core.fsmonitor
 	"hookspath":            "/dev/null",
@@ -58,7 +59,6 @@ var neutral = map[string]string{
 var fixed = [][2]string{
 	{"core.hooksPath", "/dev/null"},
 	{"core.fsmonitor", "false"},
-	{"diff.external", ""},
 	{"commit.gpgSign", "false"},
 	{"tag.gpgSign", "false"},
 }

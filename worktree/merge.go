@@ -86,7 +86,7 @@ func (g *Git) commitAll(ctx context.Context, dir string, env []string, msg strin
 		return err
 	}
 	// diff --cached --quiet exits 1 when something is staged.
-	if _, err := g.run(ctx, dir, nil, "diff", "--no-ext-diff", "--cached", "--quiet"); err == nil {
+	if _, err := g.run(ctx, dir, nil, "diff", "--no-ext-diff", "--no-textconv", "--cached", "--quiet"); err == nil {
 		return nil
 	} else if exitCode(err) != 1 {
 		return err
