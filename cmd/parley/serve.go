@@ -92,21 +92,21 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	defer stopRuns()
 	met := metrics.New(nil, nil) // the runs' gauges once the supervisor is made (met.Runs)
 	pub := pubs.Metered(met)
+	c.GatewaySocket = filepath.Join(runtimeDir, "gateway.sock") // how runs in bubblewrap reach the relay
 	if c.UIDRange, err = settleUIDRange(ctx, c, st, log); err != nil {
 		return err
 	}
-	c.GatewaySocket = filepath.Join(runtimeDir, "gateway.sock") // how runs in bubblewrap reach the relay
 	// The gateway's notifier is the supervisor, made with it (gw.SetNotifier).
 	rc, gw, err := runEnvironment(ctx, c, st, claude, self, nil, log)
 	if err != nil {
 		return err
 	}
+	// PARLEY_MAX_TOKENS: the cap on a model request's max_tokens.
+	gw.SetMaxTokens(c.MaxTokens)
 	gatewayLn, err := listenGateway(rc.Sandbox, c.GatewaySocket)
 	if err != nil {
 		return err
 	}
-	// PARLEY_MAX_TOKENS: the cap on a model request's max_tokens.
-	gw.SetMaxTokens(c.MaxTokens)
 	rc.GuardExe = rc.SelfExe // no claude outlives this process (package guard)
 	rc.Nice = c.RunNice      // PARLEY_RUN_NICE; the guard sets it
 	// A cgroup and a pid namespace per run, their OOM score and file cap.
@@ -156,7 +156,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	node.OnTakenOver(func(n int) { met.TakenOver(n); recoverLost(ctx, srv, rec, log) }) // later takeovers
 	recoverLost(ctx, srv, rec, log)
 	web := server.NewHTTPServer(srv.Handler())
-	relay := &http.Server{Handler: srv.RelayHandler(), ReadHeaderTimeout: 10 * time.Second}
+	relay := relayServer(srv.RelayHandler()) // idle and header timeouts (isolation.go)
 	hubCtx, stopHub := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopHub()
 	g, gctx := errgroup.WithContext(ctx)
@@ -165,9 +165,9 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	defer stopNode()
 	g.Go(func() error { return node.Run(nodeCtx) })
 	g.Go(func() error { return serveHTTP(web, ln) })
-	g.Go(func() error { return serveHTTP(relay, relayLn) })
+	g.Go(func() error { return serveHTTP(relay, perPeer(relayLn)) })
 	if gatewayLn != nil {
-		g.Go(func() error { return serveHTTP(relay, gatewayLn) })
+		g.Go(func() error { return serveHTTP(relay, perPeer(gatewayLn)) })
 	}
 	g.Go(func() error { return expiry.Run(gctx, sup) })
 	g.Go(func() error { return srv.ListenAnswers(gctx) })
