@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -53,11 +54,26 @@ func worktreeGitConfined(t *testing.T, isolation string) {
 		t.Fatalf("the session page has no worktree panel:\n%.2000s", page)
 	}
 	uids, _ := os.ReadFile(probe + "-uid")
+	if len(uids) > 0 {
+		// Parley's git runs no program the repository's config names
+		// (worktree/config.go, TestRedteamRemovedMembersFilterStillRuns).
+		t.Errorf("Parley's git ran a filter the repository's config names (as uid %q)", uids)
+	}
+	// git made the session's worktree as the project's uid: what it
+	// checked out belongs to that uid, not to root.
+	checkedOut := filepath.Join(e.dataDir, "projects", fmt.Sprint(e.project.ID), "worktrees", s.ID, ".gitattributes")
+	fi, err := os.Lstat(checkedOut)
+	if err != nil {
+		t.Fatalf("the session's worktree has no checked-out file: %v", err)
+	}
+	first, _, err := sandbox.ParseRange(sandbox.DefaultRange)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fi.Sys().(*syscall.Stat_t).Uid, uint32(first+int(e.project.ID)); got != want {
+		t.Errorf("git checked the worktree out as uid %d, want the project's %d", got, want)
+	}
 	if len(uids) == 0 {
-		// Parley's git now runs no program the repository's config names
-		// (worktree/config.go, TestRedteamRemovedMembersFilterStillRuns);
-		// what follows holds should it ever run one again.
-		t.Log("the repository's filter did not run")
 		return
 	}
 	if isolation == "uid" {
