@@ -316,6 +316,19 @@ func (s *Supervisor) enqueue(ctx context.Context, sessionID string, start Starte
 	}
 	w, isNew, err := s.slots.enqueue(sessionID, start, j.do, qw, behind)
 	if errors.Is(err, errNotQueued) {
+		// Not in line: the caller sends j itself, so the copy saved above
+		// must not stay for a replay or a claim to send again. If it
+		// cannot be removed, j goes with its item: its prompt event names
+		// the item (store.ClaimQueue skips it) and withRun settles it.
+		if kept {
+			lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), queueWrite)
+			_, lerr := s.kept.Left(lctx, qw.Item)
+			cancel()
+			if lerr != nil {
+				s.log.Warn("remove a copy kept for the queue: it goes with the work", "session_id", sessionID, "line", qw.Item, "err", lerr)
+				j.work.Item = qw.Item
+			}
+		}
 		return err
 	}
 	if err != nil && kept {
