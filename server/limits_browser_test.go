@@ -92,7 +92,11 @@ func TestDailyLimitSpansSessions(t *testing.T) {
 func TestBrowserWatchdogInterruptsAStalledTurn(t *testing.T) {
 	never := make(chan struct{})
 	e := newEnv(t, fakeapi.Scenario{{Text: "Thinking very slowly", Hold: never}, {Text: "Back with an answer."}}, envOptions{quiet: true})
-	e.srv.cfg.StallTimeout = 3 * time.Second
+	// The project's own watchdog time (the server's default is the
+	// launcher's, fixed when the server is made).
+	if err := e.st.SetProjectLimits(t.Context(), e.project.ID, store.ProjectLimits{StallSeconds: 3}); err != nil {
+		t.Fatal(err)
+	}
 	ctx := e.browser(t)
 	startSession(t, ctx, e.web.URL, "take your time", eventsInclude("Claude printed nothing for 3 seconds, so Parley interrupted the turn."))
 	var status string
