@@ -140,6 +140,9 @@ func (s *Server) beginSession(ctx context.Context, p store.Project, v viewer, te
 	if err := s.checkDisk(ctx, p.ID); err != nil { // over its disk quota: refused before a row is made
 		return store.Session{}, err
 	}
+	if err := s.checkNewSessionBudget(ctx, p.ID); err != nil { // over its daily limit: refused before a row is made
+		return store.Session{}, err
+	}
 	sess, err := s.st.CreateSessionBy(ctx, p.ID, title(text), v.Name, v.ID)
 	if err != nil {
 		return sess, err
