@@ -3,9 +3,7 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"io"
-	"path"
 
 	"github.com/google/uuid"
 
@@ -13,12 +11,9 @@ import (
 	"parley/streamjson"
 )
 
-// maxTranscriptLine bounds one transcript line read for a tool result (a
-// result may be hundreds of KB); a longer line is skipped.
-const maxTranscriptLine = 16 << 20
-
 // transcriptHasResult reports whether the CLI's saved conversation
-// ($CLAUDE_CONFIG_DIR/projects/<cwd>/<session id>.jsonl, shared/claude-cli.md)
+// ($CLAUDE_CONFIG_DIR/projects/<cwd>/<session id>.jsonl, shared/claude-cli.md,
+// streamjson.TranscriptGlob)
 // holds a result of the ask's tool call that took its answer
 // (AnswerTaken, the rule the reconcile of a lost run follows too): then
 // the model has the answer and a resumed process must not be sent it
@@ -27,7 +22,7 @@ func transcriptHasResult(configDir, claudeSessionID string, p AskPayload) bool {
 	if configDir == "" || p.ToolUseID == "" || uuid.Validate(claudeSessionID) != nil {
 		return false
 	}
-	f, err := safefile.OpenGlob(configDir, path.Join("projects", "*", claudeSessionID+".jsonl"))
+	f, err := safefile.OpenGlob(configDir, streamjson.TranscriptGlob(claudeSessionID))
 	if err != nil {
 		return false
 	}
@@ -35,19 +30,16 @@ func transcriptHasResult(configDir, claudeSessionID string, p AskPayload) bool {
 	return hasResult(f, []byte(p.ToolUseID), p.Source)
 }
 
-// hasResult scans a transcript for a tool_result block of tool_use id
-// that took the answer of an ask of source.
+// hasResult scans a transcript (streamjson.EachLine: bounded lines, a
+// line too long skipped) for a tool_result block of tool_use id that took
+// the answer of an ask of source.
 func hasResult(r io.Reader, id []byte, source string) bool {
-	lr := safefile.NewLineReader(r, maxTranscriptLine)
-	for {
-		line, err := lr.Next()
-		if bytes.Contains(line, id) && lineHasResult(line, string(id), source) {
-			return true
-		}
-		if err != nil && !errors.Is(err, safefile.ErrLineTooLong) {
-			return false
-		}
-	}
+	found := false
+	_ = streamjson.EachLine(r, func(_ int, line []byte) bool {
+		found = bytes.Contains(line, id) && lineHasResult(line, string(id), source)
+		return !found
+	}, nil)
+	return found
 }
 
 func lineHasResult(line []byte, id, source string) bool {

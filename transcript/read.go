@@ -11,7 +11,6 @@
 package transcript
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,16 +18,11 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path"
 	"regexp"
 
 	"parley/safefile"
 	"parley/streamjson"
 )
-
-// maxLine bounds one transcript line (a tool result may be hundreds of KB);
-// a longer line is skipped.
-const maxLine = 16 << 20
 
 // entry is one transcript line of the kinds the log also holds.
 type entry = streamjson.Entry
@@ -37,16 +31,14 @@ type entry = streamjson.Entry
 // else never reaches a path.
 var sessionIDPattern = regexp.MustCompile(`^[0-9a-fA-F-]{8,64}$`)
 
-// open finds configDir/projects/<cwd>/<id>.jsonl. The CLI names the middle
-// directory after the run's working directory; a session id is unique, so
-// any directory holding it will do (a worktree's cwd differs from the
-// workspace's). safefile.OpenGlob keeps resolution inside configDir, never
-// through a symlink, and opening a FIFO does not block.
+// open finds the session's transcript under configDir
+// (streamjson.TranscriptGlob). safefile.OpenGlob keeps resolution inside
+// configDir, never through a symlink, and opening a FIFO does not block.
 func open(configDir, sessionID string) (*os.File, error) {
 	if !sessionIDPattern.MatchString(sessionID) {
 		return nil, fmt.Errorf("transcript: bad session id %q", sessionID)
 	}
-	f, err := safefile.OpenGlob(configDir, path.Join("projects", "*", sessionID+".jsonl"))
+	f, err := safefile.OpenGlob(configDir, streamjson.TranscriptGlob(sessionID))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("transcript: %w", err)
 	}
@@ -83,40 +75,25 @@ func parse(r io.Reader, log *slog.Logger) ([]entry, error) {
 	return out, err
 }
 
-// Each reads a CLI transcript from r, as hostile input: a line at a time,
-// each bounded in size. It calls f with every line that decodes as an
-// entry, and the line itself, until f returns false. A line too long
+// Each reads a CLI transcript from r, as hostile input, through
+// streamjson.EachLine: a line at a time, each bounded in size. It calls f
+// with every line that decodes as an entry, and the line itself, until f
+// returns false. A line too long
 // (safefile.ErrLineTooLong) or malformed is skipped and, when skipped is
 // not nil, reported to it with its number (from 1); blank lines are
 // skipped silently. Each returns nil at the end of r, or r's read error
 // (a torn last line of a live session is still handed to f first).
 func Each(r io.Reader, f func(e streamjson.Entry, line []byte) bool, skipped func(n int, err error)) error {
-	lr := safefile.NewLineReader(r, maxLine)
-	for n := 1; ; n++ {
-		line, err := lr.Next()
-		if errors.Is(err, safefile.ErrLineTooLong) {
+	return streamjson.EachLine(r, func(n int, line []byte) bool {
+		var e streamjson.Entry
+		if err := json.Unmarshal(line, &e); err != nil {
 			if skipped != nil {
 				skipped(n, err)
 			}
-			continue
+			return true
 		}
-		if len(bytes.TrimSpace(line)) > 0 {
-			var e streamjson.Entry
-			if jerr := json.Unmarshal(line, &e); jerr != nil {
-				if skipped != nil {
-					skipped(n, jerr)
-				}
-			} else if !f(e, line) {
-				return nil
-			}
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("transcript: read: %w", err)
-		}
-	}
+		return f(e, line)
+	}, skipped)
 }
 
 // kept reports whether the log holds this kind of line: the main

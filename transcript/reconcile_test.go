@@ -244,7 +244,7 @@ func TestParseSkipsBadLines(t *testing.T) {
 	good := `{"type":"assistant","uuid":"u1","message":{"id":"m1","content":[{"type":"text","text":"hi"}]}}`
 	side := `{"type":"assistant","uuid":"u2","isSidechain":true,"message":{"id":"m2","content":[]}}`
 	prompt := `{"type":"user","uuid":"u3","message":{"role":"user","content":"hello"}}`
-	long := `{"type":"assistant","uuid":"u4","message":{"content":[{"type":"text","text":"` + strings.Repeat("x", maxLine) + `"}]}}`
+	long := `{"type":"assistant","uuid":"u4","message":{"content":[{"type":"text","text":"` + strings.Repeat("x", streamjson.MaxTranscriptLine) + `"}]}}`
 	in := strings.Join([]string{good, "{not json", side, prompt, long, "", good}, "\n")
 	var logged bytes.Buffer
 	es, err := parse(strings.NewReader(in), slog.New(slog.NewTextHandler(&logged, nil)))
