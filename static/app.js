@@ -246,6 +246,31 @@
   function sizeText(n) {
     return n < 1048576 ? Math.ceil(n / 1024) + " KiB" : (n / 1048576).toFixed(1) + " MiB";
   }
+  function bytes(s) { return typeof s === "string" ? encoder.encode(s).length : 0; }
+  // answerBytes counts an answer's text as the server does
+  // (runner.Response.TextBytes after parseAnswer): the command or input as
+  // edited, the plan mode, a refusal's reason, each question's choices and
+  // free text; not the field names or the ids around them.
+  function answerBytes(message) {
+    var f;
+    try { f = JSON.parse(message); } catch (err) { return encoder.encode(message).length; }
+    switch (f.decision || "") {
+    case "": case "answer":
+      var n = 0;
+      Object.keys(f).forEach(function (k) {
+        if (/^choice(_\d+)?$/.test(k)) [].concat(f[k]).forEach(function (v) { n += bytes(v); });
+        if (/^other(_\d+)?$/.test(k)) n += bytes(typeof f[k] === "string" ? f[k].trim() : "");
+      });
+      return n;
+    case "allow":
+      return bytes(f.command) + bytes(typeof f.input === "string" ? f.input.trim() : "");
+    case "approve":
+      return bytes(f.mode);
+    case "deny": case "changes": case "decline":
+      return bytes(typeof f.reason === "string" ? f.reason.trim() : "");
+    }
+    return 0;
+  }
   function note(form, text) {
     var el = form.id === "prompt-form" ? document.getElementById("prompt-note") : form.querySelector(".ask-state");
     if (!el) return;
@@ -257,7 +282,7 @@
     var limit = parseInt(document.body.getAttribute("data-max-bytes") || "0", 10);
     if (!form || !limit) return;
     var box = form.id === "prompt-form" ? form.querySelector("textarea") : null;
-    var n = encoder.encode(box ? box.value.trim() : e.detail.message).length;
+    var n = box ? bytes(box.value.trim()) : answerBytes(e.detail.message);
     if (n <= limit) { note(form, ""); return; }
     e.preventDefault();
     note(form, "This message is " + sizeText(n) + "; the limit is " + sizeText(limit) + ".");
