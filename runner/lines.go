@@ -185,7 +185,7 @@ func (r *Run) rememberPlans(raw json.RawMessage) {
 		if b.Type != "tool_use" || b.Name != "ExitPlanMode" || len(r.plans) >= 16 {
 			continue
 		}
-		var in streamjson.PlanInput // the model's own plan argument
+		var in streamjson.PlanInput      // the model's own plan argument
 		_ = json.Unmarshal(b.Input, &in) // a stray planFilePath must not lose the plan
 		if in.Plan != "" {
 			r.plans[b.ID] = in.Plan

@@ -110,7 +110,6 @@ func (e StreamEvent) IsTextDelta() bool {
 	return e.Type == "content_block_delta" && e.DeltaType == "text_delta"
 }
 
-
 // PlanInput is the input of an ExitPlanMode call. The model's tool_use
 // carries its own {"plan": …}; the can_use_tool request for it (in
 // --permission-mode plan) carries {"plan":"<file text>","planFilePath":…},

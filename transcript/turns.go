@@ -80,18 +80,18 @@ func (t *turns) message(id string, recovered bool) {
 // (recovered).
 func (t *turns) follow(typ string, payload []byte, recovered bool) {
 	var p struct {
-		Text            string          `json:"text"`
-		By              string          `json:"by"`
-		ByID            int64           `json:"by_id"`
-		Parley          bool            `json:"parley"`
-		InputID         string          `json:"input_id"`
-		InputIDs        []string        `json:"input_ids"`
-		ToolUseID       string          `json:"tool_use_id"`
-		ToolName        string          `json:"tool_name"`
-		Source          string          `json:"source"`
-		Status          string          `json:"status"`
-		Reason          string          `json:"reason"`
-		StopsTurn       bool            `json:"stops_turn"`
+		Text      string   `json:"text"`
+		By        string   `json:"by"`
+		ByID      int64    `json:"by_id"`
+		Parley    bool     `json:"parley"`
+		InputID   string   `json:"input_id"`
+		InputIDs  []string `json:"input_ids"`
+		ToolUseID string   `json:"tool_use_id"`
+		ToolName  string   `json:"tool_name"`
+		Source    string   `json:"source"`
+		Status    string   `json:"status"`
+		Reason    string   `json:"reason"`
+		StopsTurn bool     `json:"stops_turn"`
 		// The CLI's assistant and user lines.
 		streamjson.MessageLine[json.RawMessage]
 	}
