@@ -25,6 +25,13 @@ if docker-compose -f docker-compose.yml config -q 2>/dev/null; then
 fi
 POSTGRES_PASSWORD=compose-check docker-compose -f docker-compose.yml config -q
 
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go'))
+if [[ -n $unformatted ]]; then
+	echo "not gofmt-ed (run gofmt -w):" $unformatted >&2
+	exit 1
+fi
+
 echo "== go vet"
 go vet ./...
 go vet -tags bench ./...  # the benchmarks (behind the bench tag) must still build
