@@ -60,12 +60,17 @@ func settleUIDRangeOn(ctx context.Context, c config, st *store.Store, scan uidSc
 	// uids of it. A range set by hand may have been this installation's
 	// before: its projects' uids are not held against it.
 	scan.files = checked == ""
-	if c.UIDRange != "" {
+	if c.UIDRange != "" || checked != "" {
+		// A range this installation has used (set by hand, or checked at
+		// an earlier start): its own uids — FIRST, which the start-up check
+		// runs as, and its projects' — are not held against it, so a
+		// restart right after a crash is not refused over the dead
+		// replica's runs that are still ending.
 		maxID, err := st.MaxProjectID(ctx)
 		if err != nil {
 			return "", err
 		}
-		scan.ours = func(uid int) bool { return uid > first && int64(uid-first) <= maxID }
+		scan.ours = func(uid int) bool { return uid >= first && int64(uid-first) <= maxID }
 	}
 	if use := scan.inUse(first, last); use != "" {
 		return "", fmt.Errorf("the uid range %s for runs is in use on this machine: %s. Set PARLEY_UID_RANGE to a range no user, process or file has (say %s), or end what uses it", r, use, suggestRange(scan))
