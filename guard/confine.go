@@ -6,10 +6,13 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"parley/cgroup"
 )
@@ -46,6 +49,16 @@ type Confinement struct {
 
 // confine does what c says to the guard itself, in that order.
 func (c Confinement) confine() error {
+	// no_new_privs, which everything the run starts inherits: no process
+	// of it gains a privilege by executing a set-uid or file-capability
+	// program (the guard itself may still drop to the run's uid). It is a
+	// thread's, and a child inherits the forking thread's, so the guard's
+	// goroutine keeps this thread (Run starts the command from it);
+	// AllThreadsSyscall is not available in a cgo binary.
+	runtime.LockOSThread()
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("set no_new_privs: %w", err)
+	}
 	if err := cgroup.Enter(c.Cgroups); err != nil {
 		return err
 	}

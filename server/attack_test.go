@@ -176,6 +176,11 @@ func attacks() []attack {
 			failed:  denied},
 		// With PARLEY_RUN_NICE=10 a run yields the CPU to the server
 		// (runner.Config.Nice), and cannot take it back.
+		// no_new_privs (set by run-guard; bwrap sets it too): a set-uid
+		// program on the host gives the run no privilege.
+		{name: "gain a privilege through a set-uid program",
+			command:  `grep NoNewPrivs /proc/self/status`,
+			mustShow: []string{"NoNewPrivs:\t1"}},
 		{name: "take the CPU back from the server",
 			command:  `awk '{print "nice=" $19}' /proc/self/stat; renice -n 0 -p $$; awk '{print "nice=" $19}' /proc/self/stat`,
 			mustNot:  []string{"nice=0"},
