@@ -63,6 +63,7 @@ func TestArchivedSessionRefusesAnswers(t *testing.T) {
 	e := newEnv(t, fakeapi.Scenario{
 		{Text: "Let me ask.", ToolName: askTool, ToolInput: colourQuestion(false)},
 		{Text: "Thanks, carrying on."},
+		{Text: "Thanks, carrying on."},
 	}, envOptions{quiet: true})
 	sess := e.newSession()
 	w := e.dial(sess.ID, 0)
@@ -97,7 +98,34 @@ func TestArchivedSessionRefusesAnswers(t *testing.T) {
 	if res := e.post("/sessions/"+sess.ID+"/archive", url.Values{"archived": {"0"}}); res.StatusCode != http.StatusSeeOther {
 		t.Fatalf("restore: %s", res.Status)
 	}
+	// The stop above may have let the CLI's last request take the reply
+	// "Thanks, carrying on." already (the script has it twice): wait for
+	// the request that carries the answer and for the ask to be answered,
+	// not for the text.
 	w = e.dial(sess.ID, 0)
 	w.answer(in, map[string]any{"choice": "Blue"})
+	deadline := time.Now().Add(60 * time.Second)
+	for !answerReachedModel(e) {
+		if time.Now().After(deadline) {
+			t.Fatal("the answer given after the restore never reached the model")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for got, _ := e.st.GetInput(t.Context(), in.ID); got.Status != "answered"; got, _ = e.st.GetInput(t.Context(), in.ID) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the ask is %q after the restored answer, want answered", got.Status)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	w.waitFor(60*time.Second, "Thanks, carrying on.")
+}
+
+// answerReachedModel says a request to the model carries the answer Blue.
+func answerReachedModel(e *env) bool {
+	for _, r := range e.fake.Requests() {
+		if strings.Contains(string(r.Raw), "User selected: Blue") {
+			return true
+		}
+	}
+	return false
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"parley/cgroup"
 	"parley/runner"
@@ -113,8 +114,12 @@ func TestRestartKillsWhatADeadParleyLeft(t *testing.T) {
 	run.Wait()
 	dead.Process.Kill()
 	dead.Wait()
-	if len(procsWith(mark)) == 0 {
-		t.Fatal("the daemon did not start")
+	// The daemon's shell is between fork and exec for a moment, when its
+	// command line can read empty: wait for it to show.
+	for deadline := time.Now().Add(5 * time.Second); len(procsWith(mark)) == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the daemon did not start")
+		}
 	}
 
 	var rc runner.Config
