@@ -303,6 +303,30 @@
     }
   });
 
+  // Who is looking: the session and inbox pages tell the server over their
+  // socket whether the page is visible, when the socket opens, on every
+  // change and every 20 s while visible (the server forgets a report after
+  // 45 s), so nobody is pushed about an ask someone is looking at. An open
+  // socket alone proves nothing: a hidden tab reports false.
+  var lookers = new Map(); // socket element → the ws extension's socketWrapper
+  function reportVisible(w, leaving) {
+    try {
+      w.sendImmediately(JSON.stringify({ action: "visible", visible: !leaving && document.visibilityState === "visible" }));
+    } catch (err) { /* the socket is closing; its next open reports again */ }
+  }
+  document.addEventListener("htmx:wsOpen", function (e) {
+    if (counterSocket(e)) return;
+    lookers.set(e.target, e.detail.socketWrapper);
+    reportVisible(e.detail.socketWrapper);
+  });
+  document.addEventListener("htmx:wsClose", function (e) { lookers.delete(e.target); });
+  function reportAll(leaving) {
+    lookers.forEach(function (w, el) { if (document.body.contains(el)) reportVisible(w, leaving); else lookers.delete(el); });
+  }
+  document.addEventListener("visibilitychange", function () { reportAll(false); });
+  window.addEventListener("pagehide", function () { reportAll(true); });
+  setInterval(function () { if (document.visibilityState === "visible") reportAll(false); }, 20000);
+
   // Countdown to an ask's deadline (display only; the server decides).
   function tick() {
     var now = Date.now();

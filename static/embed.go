@@ -7,5 +7,5 @@ import "embed"
 
 // FS holds the files served under /static/.
 //
-//go:embed *.js *.css
+//go:embed *.js *.css *.webmanifest icons/*.png
 var FS embed.FS
