@@ -67,6 +67,9 @@ type Response struct {
 	// answer from before it was recorded): the page says "You answered"
 	// to that user alone.
 	ByID int64 `json:"by_id,omitempty"`
+	// Via says where the answer came from when not from a page: "Ann's
+	// phone", "Slack", "e-mail" (package reach).
+	Via string `json:"via,omitempty"`
 	// Decline denies a permission, asks for changes to a plan or declines a
 	// question; Reason then says why (the plan feedback, for a plan).
 	Decline bool   `json:"decline,omitempty"`
