@@ -7,9 +7,24 @@ import (
 	"strings"
 )
 
+// ErrRefused is wrapped by every refusal of this package: CheckURL's and
+// Client's.
+var ErrRefused = errors.New("refused by netguard")
+
 // ErrNotPublic is wrapped by every refusal of an address that is not
 // public (loopback, private, link-local, ...), from CheckURL or at connect.
 var ErrNotPublic = errors.New("not a public address")
+
+// refusedError is a refusal other than an address: its message is the
+// sentence to show.
+type refusedError string
+
+func (e refusedError) Error() string        { return string(e) }
+func (e refusedError) Is(target error) bool { return target == ErrRefused }
+
+func refused(format string, args ...any) error {
+	return refusedError(fmt.Sprintf(format, args...))
+}
 
 // notPublicError says which address was refused and what kind it is.
 type notPublicError struct {
@@ -31,7 +46,9 @@ func (e *notPublicError) Error() string {
 		"(a service of your own can be allowed in PARLEY_PUSH_HOSTS).", e.host, article, e.what)
 }
 
-func (e *notPublicError) Is(target error) bool { return target == ErrNotPublic }
+func (e *notPublicError) Is(target error) bool {
+	return target == ErrNotPublic || target == ErrRefused
+}
 
 // reserved are the ranges that are neither public nor covered by netip's
 // predicates.

@@ -59,7 +59,7 @@ func refuseNonPublic(_, address string, _ syscall.RawConn) error {
 }
 
 func refuseRedirect(req *http.Request, _ []*http.Request) error {
-	return fmt.Errorf("the service answered with a redirect to %s, and Parley follows no redirect", shown(req.URL))
+	return refused("The service answered with a redirect to %s, and Parley follows no redirect.", shown(req.URL))
 }
 
 // checkedTransport refuses a request whose URL CheckURL refuses.

@@ -84,7 +84,7 @@ func TestClientFollowsNoRedirect(t *testing.T) {
 			resp.Body.Close()
 			t.Fatalf("allowed %v: GET %s: %s, want the redirect refused", allowed, redirector.URL, resp.Status)
 		}
-		if !strings.Contains(err.Error(), "redirect") {
+		if !strings.Contains(err.Error(), "redirect") || !errors.Is(err, ErrRefused) {
 			t.Errorf("allowed %v: error %q does not say it was a redirect", allowed, err)
 		}
 	}

@@ -9,7 +9,6 @@
 package netguard
 
 import (
-	"fmt"
 	"net"
 	"net/netip"
 	"net/url"
@@ -39,16 +38,16 @@ func ParseHosts(s string) []string {
 func CheckURL(raw string, allowed []string) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || !u.IsAbs() || u.Hostname() == "" {
-		return nil, fmt.Errorf("The URL must be an absolute https URL: %q was given.", raw)
+		return nil, refused("The URL must be an absolute https URL: %q was given.", raw)
 	}
 	if u.User != nil {
-		return nil, fmt.Errorf("The URL must not carry a user name or password.")
+		return nil, refused("The URL must not carry a user name or password.")
 	}
 	if allowedHost(u.Hostname(), port(u), allowed) && (u.Scheme == "https" || u.Scheme == "http") {
 		return u, nil
 	}
 	if u.Scheme != "https" {
-		return nil, fmt.Errorf("The URL must use https: %s was given.", shown(u))
+		return nil, refused("The URL must use https: %s was given.", shown(u))
 	}
 	if err := checkHost(u.Hostname()); err != nil {
 		return nil, err

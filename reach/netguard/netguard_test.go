@@ -1,6 +1,7 @@
 package netguard
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -75,6 +76,9 @@ func TestCheckURL(t *testing.T) {
 				t.Fatalf("CheckURL(%q, %q) accepted, want an error with %q", tt.raw, tt.allowed, tt.wantErr)
 			case tt.wantErr != "" && !strings.Contains(err.Error(), tt.wantErr):
 				t.Fatalf("CheckURL(%q, %q) = %q, want it to say %q", tt.raw, tt.allowed, err, tt.wantErr)
+			}
+			if err != nil && !errors.Is(err, ErrRefused) {
+				t.Errorf("error %q does not wrap ErrRefused", err)
 			}
 			if err != nil && !strings.HasSuffix(err.Error(), ".") {
 				t.Errorf("error %q is not a sentence", err)
