@@ -110,6 +110,10 @@ type inboxConn struct {
 	list  bool
 	shown map[string]bool
 	out   chan hub.Frame
+	// looker records whether the inbox is on screen (reach), and
+	// projects are the ones it shows.
+	looker   looker
+	projects []int64
 }
 
 func (s *Server) handleInboxWS() http.Handler {
@@ -120,7 +124,8 @@ func (s *Server) handleInboxWS() http.Handler {
 		}
 		defer release()
 		c := &inboxConn{s: s, conn: conn, r: r, v: s.viewer(r), list: r.URL.Query().Get("list") == "1",
-			shown: map[string]bool{}, out: make(chan hub.Frame, 16)}
+			shown: map[string]bool{}, out: make(chan hub.Frame, 16), looker: newLooker(s, s.viewer(r).ID)}
+		defer func() { c.looker.look(context.WithoutCancel(r.Context()), false, "", c.projects...) }()
 		c.serve(r.Context())
 	})
 }
@@ -133,6 +138,7 @@ func (c *inboxConn) serve(ctx context.Context) {
 	if err != nil {
 		return
 	}
+	c.projects = projects
 	pokes := make(chan struct{}, 1)
 	var subs []*hub.Subscription
 	done := make(chan struct{})
@@ -277,7 +283,11 @@ func (c *inboxConn) readLoop(ctx context.Context) {
 			continue
 		}
 		var m wsMessage
-		if err := json.Unmarshal(data, &m); err != nil || m.Action != "answer" {
+		if err := json.Unmarshal(data, &m); err == nil && m.Action == "visible" {
+			c.looker.look(ctx, m.Visible, "", c.projects...)
+			continue
+		}
+		if err != nil || m.Action != "answer" {
 			continue // hello and the like: the inbox needs nothing from them
 		}
 		if err := c.s.answerAsk(ctx, c.r, "", data); err != nil {

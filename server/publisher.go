@@ -19,17 +19,30 @@ type Publisher struct {
 	hub     *hub.Hub
 	streams *streamTracker
 	metrics *metrics.Metrics
+	hooks   *pubHooks // shared by the publishers made from one
+}
+
+// pubHooks are told of events beside the hub.
+type pubHooks struct {
+	onAsk func() // an ask opened, closed or detached (reach)
+}
+
+// askEvent tells the hook of an ask event.
+func (p *Publisher) askEvent() {
+	if p.hooks != nil && p.hooks.onAsk != nil {
+		p.hooks.onAsk()
+	}
 }
 
 // NewPublisher returns a Publisher for h that counts nothing.
 func NewPublisher(h *hub.Hub) *Publisher {
-	return &Publisher{hub: h, streams: newStreamTracker()}
+	return &Publisher{hub: h, streams: newStreamTracker(), hooks: &pubHooks{}}
 }
 
 // Metered returns a Publisher that shares p's stream state and also counts
 // each event in m.
 func (p *Publisher) Metered(m *metrics.Metrics) *Publisher {
-	return &Publisher{hub: p.hub, streams: p.streams, metrics: m}
+	return &Publisher{hub: p.hub, streams: p.streams, metrics: m, hooks: p.hooks}
 }
 
 // Publish implements runner.Publisher.
@@ -45,6 +58,7 @@ func (p *Publisher) Publish(e runner.Event) {
 	p.hub.Publish(e.SessionID, f)
 	switch e.Type {
 	case runner.TypeInputRequested, runner.TypeInputResolved, runner.TypeInputDetached:
+		p.askEvent()
 		if e.ProjectID != 0 {
 			// A poke, not a fragment: each inbox re-reads what its viewer may see.
 			p.hub.Publish(hub.ProjectTopic(e.ProjectID), hub.Frame{})
@@ -96,6 +110,7 @@ func (p *Publisher) PublishBatch(evs []runner.Event) {
 	for _, e := range evs {
 		switch e.Type {
 		case runner.TypeInputRequested, runner.TypeInputResolved, runner.TypeInputDetached:
+			p.askEvent()
 			if e.ProjectID != 0 {
 				p.hub.Publish(hub.ProjectTopic(e.ProjectID), hub.Frame{})
 			}

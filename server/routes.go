@@ -52,8 +52,70 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /healthz", s.handleHealth())
 	mux.Handle("GET /readyz", s.handleReady())
 	mux.Handle("GET /metrics", s.handleMetrics())
+	s.reachRoutes(mux)
+	outer := http.NewServeMux()
+	outer.Handle("/", s.authenticate(s.checkCSRF(mux)))
+	s.tokenRoutes(outer)
 	return securityHeaders(limit.Body(defaultBodyBytes, bodyLimitFor, s.tooLarge,
-		refuseNUL(s, s.checkOrigin(s.authenticate(s.checkCSRF(mux))))))
+		refuseNUL(s, s.checkOrigin(outer))))
+}
+
+// reachRoutes are a signed-in person's notification settings and push
+// devices.
+func (s *Server) reachRoutes(mux *http.ServeMux) {
+	if s.reach == nil {
+		return
+	}
+	d := s.reach.Devices
+	mux.Handle("GET /push/key", d.Key())
+	mux.Handle("POST /push/subscriptions", d.Add())
+	mux.Handle("DELETE /push/subscriptions/{id}", d.Remove())
+	mux.Handle("POST /push/subscriptions/{id}/test", d.Test())
+	mux.Handle("GET /notifications", s.handleNotifications())
+	mux.Handle("POST /notifications", s.handleNotificationsSave())
+}
+
+// tokenRoutes need no sign-in: the service worker and the web app
+// manifest (a browser fetches the manifest without cookies), and the
+// answers that carry an answer token or Slack's signature instead.
+func (s *Server) tokenRoutes(mux *http.ServeMux) {
+	mux.Handle("GET /sw.js", serviceWorker())
+	mux.Handle("GET /manifest.webmanifest", staticFile("manifest.webmanifest", "application/manifest+json"))
+	if s.reach == nil {
+		return
+	}
+	a := s.reach.Answers
+	mux.Handle("POST /reach/answer", a.Answer())
+	mux.Handle("GET /reach/a/{token}", a.Confirm())
+	mux.Handle("POST /reach/a/{token}", a.ConfirmPost())
+	if s.reach.Slack != nil {
+		mux.Handle("POST /slack/interactions/{project}", s.reach.Slack)
+	}
+}
+
+// serviceWorker serves static/sw.js at the root, so its scope is the
+// whole site, and never from a cache: a new Parley's worker replaces the
+// old at once.
+func serviceWorker() http.Handler {
+	h := staticFile("sw.js", "text/javascript; charset=utf-8")
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Service-Worker-Allowed", "/")
+		w.Header().Set("Cache-Control", "no-cache")
+		h.ServeHTTP(w, r)
+	})
+}
+
+// staticFile serves one embedded file with its content type.
+func staticFile(name, ctype string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, err := static.FS.ReadFile(name)
+		if err != nil {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", ctype)
+		w.Write(b)
+	})
 }
 
 // RelayHandler is the internal surface, served on a loopback listener only:

@@ -102,6 +102,7 @@ type Server struct {
 	lim       *limiters
 	disk      *quota.Watcher // projects' disk use against their quota (limits_disk.go)
 	launcher  *launch.Launcher
+	reach     *Reach // nil = asks reach only open pages
 }
 
 // Deps are the server's collaborators.
@@ -131,6 +132,9 @@ type Deps struct {
 	// Launcher turns a session into its run's options (package launch);
 	// New installs the server's hooks in it. nil = one made from Config.
 	Launcher *launch.Launcher
+	// Reach brings asks to people who are not looking (package reach);
+	// nil = only open pages show them.
+	Reach *Reach
 }
 
 // ToolSandbox confines a tool Parley runs on a project's files: as the
@@ -154,7 +158,7 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, runs: runs, hub: d.Hub, metrics: d.Metrics,
 		replaySlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), broker: d.Broker, expiry: d.Expirer, gw: d.Gateway, log: d.Log, decoyHash: decoy,
-		lim: newLimiters(cfg.Limits), git: d.Git, tools: d.Tools, launcher: d.Launcher}
+		lim: newLimiters(cfg.Limits), git: d.Git, tools: d.Tools, launcher: d.Launcher, reach: d.Reach}
 	if s.launcher == nil {
 		s.launcher = launch.New(cfg.Launch(), d.Store, d.Log)
 	}
@@ -164,6 +168,9 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 		// The publisher reads which message streams from the log when it
 		// did not see it start (render_stream.go): live traffic.
 		d.Publisher.streams.setResolve(d.Store.Live().StreamOpenAt)
+	}
+	if d.Publisher != nil && d.Reach != nil {
+		d.Publisher.hooks.onAsk = s.pokeReach
 	}
 	if s.stops = d.Stops; s.stops == nil {
 		s.stops = localStops{sup: d.Supervisor, hub: d.Hub}

@@ -44,6 +44,8 @@ type wsConn struct {
 	out    chan hub.Frame // frames for this tab only (errors)
 	// ping is the writer's keepalive ticker, owned by the writer goroutine.
 	ping *time.Ticker
+	// looker records what the page shows visibly (reach).
+	looker looker
 }
 
 func (s *Server) handleSessionWS() http.Handler {
@@ -58,7 +60,9 @@ func (s *Server) handleSessionWS() http.Handler {
 			return
 		}
 		defer release()
-		c := &wsConn{s: s, conn: conn, sess: sess, r: r, viewer: v.Name, hello: make(chan int64, 1), out: make(chan hub.Frame, 16)}
+		c := &wsConn{s: s, conn: conn, sess: sess, r: r, viewer: v.Name, hello: make(chan int64, 1), out: make(chan hub.Frame, 16),
+			looker: newLooker(s, v.ID)}
+		defer c.looker.look(context.WithoutCancel(r.Context()), false, sess.ID, sess.ProjectID)
 		c.serve(r.Context())
 	})
 }

@@ -26,6 +26,8 @@ type wsMessage struct {
 	InputID string     `json:"input_id"`
 	Choice  stringList `json:"choice"`
 	Other   string     `json:"other"`
+	// Visible is a page's visibility report (action "visible").
+	Visible bool `json:"visible"`
 
 	raw []byte // the whole message, for the fields of an answer form
 }
@@ -98,6 +100,9 @@ func (c *wsConn) handle(ctx context.Context, m wsMessage) error {
 		return c.prompt(ctx, m)
 	case "answer":
 		return c.answer(ctx, m)
+	case "visible":
+		c.looker.look(ctx, m.Visible, c.sess.ID, c.sess.ProjectID)
+		return nil
 	case "retry":
 		return c.retry(ctx)
 	case "stop":
