@@ -18,7 +18,7 @@ import (
 )
 
 // setup gives a push service and a Sender allowed to reach it.
-func setup(t *testing.T) (*pushtest.Service, *webpush.Sender) {
+func setup(t testing.TB) (*pushtest.Service, *webpush.Sender) {
 	t.Helper()
 	keys, err := webpush.NewKeys()
 	if err != nil {
@@ -29,7 +29,7 @@ func setup(t *testing.T) (*pushtest.Service, *webpush.Sender) {
 		Client: netguard.Client(netguard.ParseHosts("127.0.0.1"), 5*time.Second)}
 }
 
-func next(t *testing.T, svc *pushtest.Service) pushtest.Push {
+func next(t testing.TB, svc *pushtest.Service) pushtest.Push {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
