@@ -114,6 +114,13 @@ func TestClientChecksResolvedAddress(t *testing.T) {
 	if n := conns.Load(); n != 0 {
 		t.Errorf("the server accepted %d connections, want 0", n)
 	}
+	// The same name, allowed by the operator, may resolve inside.
+	allowedURL := "http://rebind.example.com:" + port + "/push"
+	resp, err = newClient(ParseHosts("rebind.example.com"), 5*time.Second, r).Get(allowedURL)
+	if err != nil {
+		t.Fatalf("GET %s with rebind.example.com allowed: %v", allowedURL, err)
+	}
+	resp.Body.Close()
 }
 
 // fakeResolver answers every A question with ip and every other question
