@@ -5,8 +5,8 @@
 // secret. The app needs the bot scopes chat:write (post and update the ask),
 // users:read and users:read.email (map the Slack user who clicked to a
 // Parley member by e-mail), and Interactivity turned on with the request URL
-// <base>/slack/interactions, where each click arrives signed with the
-// signing secret (see Verify and ParseInteraction).
+// <base>/slack/interactions/<project id>, where each click arrives signed
+// with the signing secret (see Verify and ParseInteraction).
 //
 // The Web API is spoken through github.com/slack-go/slack.
 package slack

@@ -16,6 +16,7 @@ import (
 
 	"parley/reach"
 	"parley/reach/webhook"
+	"parley/store"
 )
 
 const secret = "whsec-parley-test"
@@ -157,5 +158,19 @@ func TestPostErrorsHideThePath(t *testing.T) {
 	err := webhook.Post(t.Context(), http.DefaultClient, srv.URL+"/hooks/s3cr3t-path", secret, ask())
 	if err == nil || strings.Contains(err.Error(), "s3cr3t-path") {
 		t.Errorf("Post to a closed port: %v, want an error without the path", err)
+	}
+}
+
+func TestHookPostsToTheProjectsWebhook(t *testing.T) {
+	url, got := receiver(t, http.StatusOK)
+	h := webhook.Hook{Client: http.DefaultClient}
+	if err := h.Post(t.Context(), store.ProjectReach{WebhookURL: url, WebhookSecret: secret}, ask()); err != nil {
+		t.Fatal(err)
+	}
+	if body := <-got; !bytes.Contains(body, []byte(`"event":"ask"`)) {
+		t.Errorf("delivery %s, want the ask event", body)
+	}
+	if err := h.Post(t.Context(), store.ProjectReach{WebhookURL: url, WebhookSecret: "old secret"}, ask()); err == nil {
+		t.Errorf("a delivery signed with another secret was taken")
 	}
 }

@@ -21,7 +21,25 @@ import (
 // minutes old to make it stale.
 func Interaction(t testing.TB, url, signingSecret, userID, inputID, actionID, channel, ts string, at time.Time) *http.Request {
 	t.Helper()
-	body := payload(t, userID, inputID, actionID, channel, ts, at)
+	return interaction(t, url, signingSecret, userID, inputID, actionID, channel, ts, at,
+		"https://hooks.slack.com/actions/"+TeamID+"/1/x")
+}
+
+// Click is Interaction with a response URL on the fake, which records
+// what is posted to it as a Call of method "response_url".
+func (s *Server) Click(t testing.TB, url, signingSecret, userID, inputID, actionID, channel, ts string, at time.Time) *http.Request {
+	t.Helper()
+	s.mu.Lock()
+	s.seq++
+	n := s.seq
+	s.mu.Unlock()
+	return interaction(t, url, signingSecret, userID, inputID, actionID, channel, ts, at,
+		fmt.Sprintf("%s/actions/%s/%d/x", s.URL, TeamID, n))
+}
+
+func interaction(t testing.TB, url, signingSecret, userID, inputID, actionID, channel, ts string, at time.Time, responseURL string) *http.Request {
+	t.Helper()
+	body := payload(t, userID, inputID, actionID, channel, ts, at, responseURL)
 	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, strings.NewReader(body))
 	if err != nil {
 		t.Fatalf("build slack interaction: %v", err)
@@ -45,7 +63,7 @@ func Sign(h http.Header, secret string, at time.Time, body []byte) {
 }
 
 // payload is a block_actions payload as Slack documents it, URL-encoded.
-func payload(t testing.TB, userID, inputID, actionID, channel, ts string, at time.Time) string {
+func payload(t testing.TB, userID, inputID, actionID, channel, ts string, at time.Time, responseURL string) string {
 	p := map[string]any{
 		"type":         "block_actions",
 		"user":         map[string]any{"id": userID, "username": strings.ToLower(userID), "name": strings.ToLower(userID), "team_id": TeamID},
@@ -57,7 +75,7 @@ func payload(t testing.TB, userID, inputID, actionID, channel, ts string, at tim
 		"channel":      map[string]any{"id": channel, "name": "parley"},
 		"message":      map[string]any{"type": "message", "ts": ts, "text": "an ask"},
 		"state":        map[string]any{"values": map[string]any{}},
-		"response_url": "https://hooks.slack.com/actions/" + TeamID + "/1/x",
+		"response_url": responseURL,
 		"actions": []map[string]any{{
 			"action_id": "parley:0:" + actionID,
 			"block_id":  "parley-ask:" + inputID,

@@ -27,6 +27,11 @@ type Call struct {
 	Text    string          // the fallback text
 	Blocks  json.RawMessage // the blocks JSON as sent
 	Error   string          // the error the server answered, "" when ok
+	// ResponseType is what a post to a response URL asked for:
+	// "ephemeral" (only the clicker sees it) or "in_channel".
+	ResponseType string
+	// ReplaceOriginal says a post to a response URL replaces the message.
+	ReplaceOriginal bool
 }
 
 // Server is the fake Web API; give its URL as the connection's API URL.
@@ -77,6 +82,10 @@ func ChannelID(name string) string {
 }
 
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
+	if strings.HasPrefix(r.URL.Path, "/actions/") {
+		s.respond(w, r)
+		return
+	}
 	method := strings.TrimPrefix(r.URL.Path, "/")
 	if err := r.ParseForm(); err != nil {
 		reply(w, map[string]any{"ok": false, "error": "invalid_form_data"})
@@ -184,4 +193,28 @@ func rawJSON(s string) json.RawMessage {
 		return nil
 	}
 	return json.RawMessage(s)
+}
+
+// respond takes a post to a response URL: JSON, no token (the URL is the
+// credential). Slack answers "ok" in plain text.
+func (s *Server) respond(w http.ResponseWriter, r *http.Request) {
+	var m struct {
+		Text            string          `json:"text"`
+		Blocks          json.RawMessage `json:"blocks"`
+		ResponseType    string          `json:"response_type"`
+		ReplaceOriginal bool            `json:"replace_original"`
+	}
+	c := Call{Method: "response_url"}
+	if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+		c.Error = "invalid_payload"
+	}
+	c.Text, c.Blocks, c.ResponseType, c.ReplaceOriginal = m.Text, m.Blocks, m.ResponseType, m.ReplaceOriginal
+	s.mu.Lock()
+	s.calls = append(s.calls, c)
+	s.mu.Unlock()
+	if c.Error != "" {
+		http.Error(w, c.Error, http.StatusBadRequest)
+		return
+	}
+	_, _ = w.Write([]byte("ok"))
 }
