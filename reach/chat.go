@@ -3,6 +3,7 @@ package reach
 import (
 	"context"
 	"strconv"
+	"strings"
 
 	"parley/runner"
 	"parley/store"
@@ -44,15 +45,20 @@ func (r *Reacher) closed(ctx context.Context, a store.ReachAsk) {
 	if err != nil {
 		return
 	}
-	msg := Message{Type: TypeAnswered, InputID: a.ID, Kind: a.Kind, Title: "Answered"}
+	ask, err := r.ask(ctx, a)
+	if err != nil {
+		return
+	}
+	// The ask as it was (Slack replaces the whole message), without its
+	// buttons, and who answered it.
+	msg := Compose(r.cfg.BaseURL, ask, false)
+	msg.Type, msg.Actions = TypeAnswered, nil
 	var resp runner.Response
 	_ = jsonUnmarshal(in.Answer, &resp)
-	switch {
-	case a.Status == "answered" || a.Status == "denied":
-		msg.By, msg.Via = in.AnsweredBy, resp.Via
-		msg.Title = "Answered by " + nonEmpty(in.AnsweredBy, "someone")
-	default:
-		msg.Title = "This ask is closed (" + a.Status + ")"
+	if a.Status == "answered" || a.Status == "denied" {
+		msg.By, msg.Via = nonEmpty(in.AnsweredBy, "someone"), resp.Via
+	} else {
+		msg.By = "nobody: " + strings.ReplaceAll(a.Status, "_", " ")
 	}
 	ds, err := r.st.Deliveries(ctx, a.ID)
 	if err != nil {

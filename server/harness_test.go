@@ -64,6 +64,7 @@ func TestMain(m *testing.M) {
 // database, the real claude CLI and a scripted fake model.
 type env struct {
 	t       testing.TB
+	reach   *reachEnv // nil unless envOptions.reach
 	st      *store.Store
 	srv     *Server
 	sup     *runner.Supervisor
@@ -88,6 +89,7 @@ type envOptions struct {
 	perTurn    bool     // the fake model replays its script at every prompt (fakeapi.Server.PerTurn)
 	env        []string // extra environment for claude and its mcp-askuser child
 	quiet      bool     // log warnings and errors only
+	reach      bool     // asks reach people: push, e-mail, Slack (reach_harness_test.go)
 	askUserOff bool     // the server-wide ask_user switch is off
 	pingPeriod time.Duration
 	limits     Limits // per-user limits; zero = none
@@ -197,14 +199,22 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 		MaxRuns: o.maxRuns, Queue: NewQueueObserver(hub), QueueStore: cluster.NewQueueStore(st), Recover: transcript.New(st, pub, log),
 		StartGuard: WorktreeStartGuard(st),
 	})
+	var rch *Reach
+	if o.reach {
+		e.reach = newReachEnv(t, st, log)
+		rch = e.reach.rch
+	}
 	e.relay = startRelay() // as serve runs it (relay_harness_test.go)
 	e.srv, err = New(ctx, Config{DataDir: dir, AskTimeout: o.askTimeout, AskUserEnabled: !o.askUserOff, PingPeriod: o.pingPeriod,
-		RelayURL: e.relay.URL + "/ask", ModelURL: e.relay.URL, RunsConfined: o.isolation == "uid", Limits: o.limits}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Publisher: e.pub, Broker: e.broker, Log: log, Gateway: gw, Metrics: o.metrics, Tools: rc.GuardTools(toolsOf(rc.Sandbox)), Git: worktree.New(o.gitBin)})
+		RelayURL: e.relay.URL + "/ask", ModelURL: e.relay.URL, RunsConfined: o.isolation == "uid", Limits: o.limits}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Publisher: e.pub, Broker: e.broker, Log: log, Gateway: gw, Metrics: o.metrics, Tools: rc.GuardTools(toolsOf(rc.Sandbox)), Git: worktree.New(o.gitBin), Reach: rch})
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.relay.Config.Handler = e.srv.RelayHandler()
 	e.web = httptest.NewServer(e.srv.Handler())
+	if e.reach != nil {
+		e.reach.start(t, e, e.web.URL)
+	}
 	t.Cleanup(func() {
 		e.sup.Shutdown()
 		e.web.CloseClientConnections()

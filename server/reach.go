@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 
+	"parley/act"
 	"parley/reach"
 	"parley/reach/reachweb"
 )
@@ -21,6 +22,9 @@ type Reach struct {
 	// Slack takes Slack's interactions (POST /slack/interactions/{project});
 	// nil = none.
 	Slack http.Handler
+	// Check refuses a URL Parley must not post to (a project's webhook),
+	// in a sentence.
+	Check func(string) error
 }
 
 // pokeReach tells the Reacher an ask opened, closed or detached.
@@ -64,3 +68,7 @@ func (l looker) look(ctx context.Context, visible bool, sessionID string, projec
 	}
 	l.s.pokeReach() // someone stopped looking: a suppressed ask may go out now
 }
+
+// Acts is the service pages and MCP act through: reach answers through
+// it too.
+func (s *Server) Acts() act.Service { return s.acts() }

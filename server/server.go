@@ -169,8 +169,11 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 		// did not see it start (render_stream.go): live traffic.
 		d.Publisher.streams.setResolve(d.Store.Live().StreamOpenAt)
 	}
-	if d.Publisher != nil && d.Reach != nil {
-		d.Publisher.hooks.onAsk = s.pokeReach
+	if d.Reach != nil {
+		d.Reach.Devices.Actor = s.actor
+		if d.Publisher != nil {
+			d.Publisher.hooks.onAsk = s.pokeReach
+		}
 	}
 	if s.stops = d.Stops; s.stops == nil {
 		s.stops = localStops{sup: d.Supervisor, hub: d.Hub}

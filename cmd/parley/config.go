@@ -40,6 +40,7 @@ type config struct {
 	ServerTools     bool             // PARLEY_MODEL_SERVER_TOOLS: forward mcp_servers and web_fetch
 	Limits          server.Limits    // per-user limits
 	RunLimits       runLimits        // per-run cgroup limits and largest file (confine.go)
+	Reach           reachConfig      // PARLEY_PUBLIC_URL, PARLEY_PUSH_HOSTS, PARLEY_SMTP_URL… (reach.go)
 	isolationConfig
 	dbURLPassword bool // --database-url carried a password (dburl.go)
 }

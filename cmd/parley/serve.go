@@ -146,13 +146,22 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	if err := node.Join(ctx); err != nil {
 		return err
 	}
-	srv, err := server.New(ctx, sc,
-		server.Deps{Store: st, Supervisor: sup, Runs: node, Stops: node, Hub: hub, Publisher: pubs, Broker: broker, Metrics: met, Log: log, Expirer: expiry, Gateway: gw,
-			Tools:    rc.GuardTools(toolSandbox(rc.Sandbox)), // a tool's leftovers die with it, as a run's
-			Launcher: launcher})
+	// Asks reach people who are not looking: push, Slack, webhook, e-mail.
+	if err := checkReach(c.Reach); err != nil {
+		return err
+	}
+	rch, setActs, err := newReach(ctx, c.Reach, ln.Addr().String(), st, log)
 	if err != nil {
 		return err
 	}
+	srv, err := server.New(ctx, sc,
+		server.Deps{Store: st, Supervisor: sup, Runs: node, Stops: node, Hub: hub, Publisher: pubs, Broker: broker, Metrics: met, Log: log, Expirer: expiry, Gateway: gw,
+			Tools:    rc.GuardTools(toolSandbox(rc.Sandbox)), // a tool's leftovers die with it, as a run's
+			Launcher: launcher, Reach: rch})
+	if err != nil {
+		return err
+	}
+	setActs(srv.Acts()) // token, e-mail and Slack answers go the pages' way
 	node.OnTakenOver(func(n int) { met.TakenOver(n); recoverLost(ctx, srv, rec, log) }) // later takeovers
 	recoverLost(ctx, srv, rec, log)
 	web := server.NewHTTPServer(srv.Handler())
@@ -171,6 +180,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	}
 	g.Go(func() error { return expiry.Run(gctx, sup) })
 	g.Go(func() error { return srv.ListenAnswers(gctx) })
+	g.Go(func() error { rch.Reacher.Run(gctx); return nil })
 	g.Go(func() error { return srv.WatchDisk(gctx) }) // projects' disk quotas (server/limits_disk.go)
 	g.Go(func() error {
 		<-gctx.Done()

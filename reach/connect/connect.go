@@ -1,0 +1,135 @@
+// Package connect makes reach's channels from the installation's
+// settings: Web Push with the installation's VAPID keys, e-mail over
+// SMTP, each project's Slack app and webhook. Every outgoing request
+// goes through a netguard client: a URL Parley posts to never lands on a
+// private address unless the operator allowed its host
+// (PARLEY_PUSH_HOSTS).
+package connect
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"parley/reach"
+	"parley/reach/mail"
+	"parley/reach/netguard"
+	"parley/reach/slack"
+	"parley/reach/webhook"
+	"parley/reach/webpush"
+	"parley/store"
+)
+
+// Config is what the channels are made from.
+type Config struct {
+	// Allowed are the hosts that may be on a private address or plain
+	// http (PARLEY_PUSH_HOSTS).
+	Allowed []string
+	// Keys are the VAPID keys; Subject the contact the push services see
+	// (a mailto: or https URL). Zero Keys: no push.
+	Keys    webpush.Keys
+	Subject string
+	// SlackAPIURL replaces https://slack.com/api (tests).
+	SlackAPIURL string
+	// Timeout bounds each request (default 10 s).
+	Timeout time.Duration
+}
+
+// Channels returns the channels cfg allows.
+func Channels(cfg Config) reach.Channels {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	client := netguard.Client(cfg.Allowed, cfg.Timeout)
+	ch := reach.Channels{Slack: slackChat{api: cfg.SlackAPIURL}, Hook: hook{client: client}}
+	if cfg.Keys.Public != "" {
+		ch.Push = pusher{s: &webpush.Sender{Keys: cfg.Keys, Subject: cfg.Subject, Client: client}}
+	}
+	return ch
+}
+
+// pusher sends messages with Web Push.
+type pusher struct{ s *webpush.Sender }
+
+func (p pusher) Push(ctx context.Context, d store.PushDevice, m reach.Message) error {
+	payload, err := payloadOf(m)
+	if err != nil {
+		return err
+	}
+	urgency := "high"
+	if m.Type == reach.TypeAnswered {
+		urgency = "normal"
+	}
+	// One topic per ask: a push still waiting at the push service (the
+	// phone is offline) is replaced by the news that it was answered.
+	err = p.s.Send(ctx, webpush.Subscription{Endpoint: d.Endpoint, P256dh: d.P256dh, Auth: d.Auth}, payload, urgency, webpush.TopicFor(m.InputID))
+	if errors.Is(err, webpush.ErrGone) {
+		return fmt.Errorf("%w: %w", reach.ErrGone, err)
+	}
+	return err
+}
+
+// payloadOf encodes m within a push's size, shortening its body if need be.
+func payloadOf(m reach.Message) ([]byte, error) {
+	for {
+		b, err := json.Marshal(m)
+		if err != nil {
+			return nil, err
+		}
+		if len(b) <= webpush.MaxPayload || m.Body == "" {
+			return b, nil
+		}
+		r := []rune(m.Body)
+		m.Body = string(r[:len(r)*2/3]) + "…"
+	}
+}
+
+// slackChat posts to each project's Slack app.
+type slackChat struct{ api string }
+
+func (s slackChat) conn(pr store.ProjectReach) slack.Conn {
+	return slack.Conn{Token: pr.SlackToken, SigningSecret: pr.SlackSecret, Channel: pr.SlackChannel, APIURL: s.api}
+}
+
+func (s slackChat) Post(ctx context.Context, pr store.ProjectReach, m reach.Message) (string, error) {
+	channel, ts, err := slack.Post(ctx, s.conn(pr), m)
+	if err != nil {
+		return "", err
+	}
+	return channel + "/" + ts, nil
+}
+
+func (s slackChat) Update(ctx context.Context, pr store.ProjectReach, ref string, m reach.Message) error {
+	channel, ts, ok := strings.Cut(ref, "/")
+	if !ok {
+		return fmt.Errorf("slack message reference %q is not channel/ts", ref)
+	}
+	return slack.Update(ctx, s.conn(pr), channel, ts, m)
+}
+
+// SlackConn is the Slack connection of a project's settings.
+func SlackConn(pr store.ProjectReach, api string) slack.Conn { return slackChat{api: api}.conn(pr) }
+
+// hook posts to each project's webhook.
+type hook struct{ client *http.Client }
+
+func (h hook) Post(ctx context.Context, pr store.ProjectReach, m reach.Message) error {
+	return webhook.Post(ctx, h.client, pr.WebhookURL, pr.WebhookSecret, m)
+}
+
+// Mailer sends asks by e-mail through the SMTP server of c.
+func Mailer(c mail.Config) reach.Mailer { return mailer{c: c} }
+
+type mailer struct{ c mail.Config }
+
+func (m mailer) Mail(ctx context.Context, to string, msg reach.Message, links []reach.Link) error {
+	ls := make([]mail.Link, len(links))
+	for i, l := range links {
+		ls[i] = mail.Link{Title: l.Title, URL: l.URL}
+	}
+	return mail.Send(ctx, m.c, to, msg, ls)
+}
