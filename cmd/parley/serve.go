@@ -161,7 +161,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	if err != nil {
 		return err
 	}
-	setActs(srv.Acts()) // token, e-mail and Slack answers go the pages' way
+	setActs(srv.Acts())                                                                 // token, e-mail and Slack answers go the pages' way
 	node.OnTakenOver(func(n int) { met.TakenOver(n); recoverLost(ctx, srv, rec, log) }) // later takeovers
 	recoverLost(ctx, srv, rec, log)
 	web := server.NewHTTPServer(srv.Handler())
