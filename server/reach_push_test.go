@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -57,5 +58,80 @@ func TestPushAnswersTheAsk(t *testing.T) {
 	in, _ := e.st.GetInput(t.Context(), m.InputID)
 	if in.Status != "answered" || !strings.Contains(string(in.Answer), `"via": "you's phone"`) {
 		t.Errorf("ask = %s %s, want answered via the phone", in.Status, in.Answer)
+	}
+}
+
+// TestPushSubscriptionsAPI: the device API takes a browser's
+// PushSubscription with the CSRF token, refuses an endpoint Parley must
+// not post to (plain http or a private address not in
+// PARLEY_PUSH_HOSTS), a malformed or oversized body and a request
+// without the token, and removes only the person's own devices.
+func TestPushSubscriptionsAPI(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{}, envOptions{reach: true, quiet: true})
+	other := e.member("other@example.com", "Other", roleMember)
+	sub := `{"endpoint":%q,"keys":{"p256dh":"BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM","auth":"tBHItJI5svbpez7KI4CCXg"}}`
+	for _, bad := range []struct{ body, want string }{
+		{fmt.Sprintf(sub, "http://push.example.com/x"), "https"},
+		{fmt.Sprintf(sub, "https://10.1.2.3/x"), "10.1.2.3"},
+		{`{"endpoint":"https://push.example.com/x"}`, "keys"},
+		{`not json`, "PushSubscription"},
+		{`{"endpoint":"` + strings.Repeat("a", 9000) + `"}`, "PushSubscription"},
+	} {
+		res, text := e.jsonAs(e.user, http.MethodPost, "/push/subscriptions", bad.body)
+		if res.StatusCode != http.StatusBadRequest || !strings.Contains(text, bad.want) {
+			t.Errorf("%.60s: %s %s, want 400 naming %q", bad.body, res.Status, text, bad.want)
+		}
+	}
+	body := fmt.Sprintf(sub, "https://push.example.com/device-1")
+	res, _ := e.jsonAs(nil, http.MethodPost, "/push/subscriptions", body)
+	if res.StatusCode == http.StatusCreated {
+		t.Error("a signed-out request added a device")
+	}
+	noCSRF := *e.user
+	noCSRF.CSRF = "forged"
+	if res, _ := e.jsonAs(&noCSRF, http.MethodPost, "/push/subscriptions", body); res.StatusCode == http.StatusCreated {
+		t.Error("a request with a forged CSRF token added a device")
+	}
+	res, text := e.jsonAs(e.user, http.MethodPost, "/push/subscriptions", body)
+	if res.StatusCode != http.StatusCreated {
+		t.Fatalf("a good subscription: %s %s", res.Status, text)
+	}
+	ds, _ := e.st.PushDevices(t.Context(), e.user.ID)
+	if len(ds) != 1 {
+		t.Fatalf("devices = %d, want 1", len(ds))
+	}
+	path := fmt.Sprintf("/push/subscriptions/%d", ds[0].ID)
+	if res, _ := e.jsonAs(other, http.MethodDelete, path, ""); res.StatusCode != http.StatusNotFound {
+		t.Errorf("another person removing the device: %s, want 404", res.Status)
+	}
+	if res, _ := e.jsonAs(e.user, http.MethodDelete, path, ""); res.StatusCode != http.StatusNoContent {
+		t.Errorf("removing one's own device: %s, want 204", res.Status)
+	}
+	if ds, _ := e.st.PushDevices(t.Context(), e.user.ID); len(ds) != 0 {
+		t.Errorf("devices after removal = %d", len(ds))
+	}
+}
+
+// TestPushGoneDeviceIsDropped: a device its push service answers 410 for
+// is removed at the next push, and the delivery says it failed.
+func TestPushGoneDeviceIsDropped(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "Let me ask.", ToolName: askTool, ToolInput: twoColours()}}, envOptions{reach: true, quiet: true})
+	sub := e.subscribe(e.user, "old phone")
+	e.reach.push.Gone(sub)
+	sess := e.newSession()
+	w := e.dial(sess.ID, 0)
+	w.prompt("pick a colour")
+	in := e.waitInput(w, sess.ID)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ds, _ := e.st.PushDevices(t.Context(), e.user.ID)
+		dl, _ := e.st.Deliveries(t.Context(), in.ID)
+		if len(ds) == 0 && len(dl) == 1 && dl[0].Outcome == "failed" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("devices %d, deliveries %+v: want the gone device removed and a failed delivery", len(ds), dl)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
