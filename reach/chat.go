@@ -65,11 +65,18 @@ func (r *Reacher) closed(ctx context.Context, a store.ReachAsk) {
 		return
 	}
 	pr, _ := r.st.ProjectReachOf(ctx, a.ProjectID)
+	answered := a.Status == "answered" || a.Status == "denied"
 	for _, d := range ds {
 		if d.Outcome != "sent" {
 			continue
 		}
 		r.takeBack(ctx, d, pr, msg)
+		if !answered {
+			// What reached this person came to nothing: the ask closed
+			// unanswered (timed out, cancelled).
+			r.record(ctx, store.Delivery{InputID: d.InputID, UserID: d.UserID, Channel: d.Channel, Target: d.Target,
+				Outcome: "expired", Detail: "closed unanswered (" + strings.ReplaceAll(a.Status, "_", " ") + ")", Ref: d.Ref})
+		}
 	}
 }
 
