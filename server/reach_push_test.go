@@ -135,3 +135,32 @@ func TestPushGoneDeviceIsDropped(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestPushExpiredAsk: an ask nobody answers times out; the device that
+// showed it is told it closed, and the delivery records "expired".
+func TestPushExpiredAsk(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{
+		{Text: "Let me ask.", ToolName: askTool, ToolInput: twoColours()},
+		{Text: "Nobody answered; going with Blue."},
+	}, envOptions{reach: true, quiet: true, askTimeout: 3 * time.Second})
+	e.subscribe(e.user, "phone")
+	sess := e.newSession()
+	w := e.dial(sess.ID, 0)
+	w.prompt("pick a colour")
+	_, m := e.nextPush(60 * time.Second)
+	_, back := e.nextPush(60 * time.Second)
+	if back.Type != reach.TypeAnswered || back.InputID != m.InputID || !strings.Contains(back.By, "timed out") {
+		t.Errorf("after the timeout the device got %+v, want the ask closed as timed out", back)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ds, _ := e.st.Deliveries(t.Context(), m.InputID)
+		if len(ds) == 2 && ds[0].Outcome == "sent" && ds[1].Outcome == "expired" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("deliveries = %+v, want sent then expired", ds)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
