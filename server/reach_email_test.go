@@ -33,7 +33,7 @@ func TestReachEmail(t *testing.T) {
 		!strings.Contains(m.Text, "Which colour?") {
 		t.Fatalf("mail to %v %q:\n%s\nwant the ask to you", m.To, m.Subject, m.Text)
 	}
-	links := regexp.MustCompile(regexp.QuoteMeta(e.web.URL) + `/reach/a/([A-Za-z0-9_-]+)\?action=(choice%3A[01])`).FindAllStringSubmatch(m.Text, -1)
+	links := regexp.MustCompile(regexp.QuoteMeta(e.web.URL)+`/reach/a/([A-Za-z0-9_-]+)\?action=(choice%3A[01])`).FindAllStringSubmatch(m.Text, -1)
 	if len(links) != 2 || links[0][1] != links[1][1] || links[1][2] != "choice%3A1" {
 		t.Fatalf("links in the mail: %q, want Blue's and Green's with one token:\n%s", links, m.Text)
 	}
