@@ -25,6 +25,9 @@ type Reach struct {
 	// Check refuses a URL Parley must not post to (a project's webhook),
 	// in a sentence.
 	Check func(string) error
+	// SlackAPI replaces https://slack.com/api when the settings page
+	// tries a project's Slack token (tests).
+	SlackAPI string
 }
 
 // pokeReach tells the Reacher an ask opened, closed or detached.

@@ -67,7 +67,7 @@ func newReachEnv(t testing.TB, st *store.Store, log *slog.Logger) *reachEnv {
 	r.rch = &Reach{Answers: reachweb.Answers{A: ans},
 		Devices: reachweb.Devices{St: st, PublicKey: pub, CheckEndpoint: check},
 		Slack:   reachweb.Slack{St: st, A: ans, API: r.slack.URL, Client: netguard.Client(r.allowed, 0), Log: log},
-		Check:   check}
+		Check:   check, SlackAPI: r.slack.URL}
 	return r
 }
 

@@ -47,6 +47,8 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /tokens", s.handleTokenCreate())
 	mux.Handle("POST /tokens/{id}/revoke", s.handleTokenRevoke())
 	mux.Handle("POST /projects/{id}/settings/mcp", s.handleMCPSettingsSave())
+	mux.Handle("GET /audit", s.handleAudit())
+	mux.Handle("GET /audit/export", s.handleAuditExport())
 	mux.Handle("/mcp", s.mcp)
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static.FS)))
 	mux.Handle("GET /healthz", s.handleHealth())
@@ -73,6 +75,7 @@ func (s *Server) reachRoutes(mux *http.ServeMux) {
 	mux.Handle("POST /push/subscriptions/{id}/test", d.Test())
 	mux.Handle("GET /notifications", s.handleNotifications())
 	mux.Handle("POST /notifications", s.handleNotificationsSave())
+	mux.Handle("POST /projects/{id}/settings/reach", s.handleReachSettingsSave())
 }
 
 // tokenRoutes need no sign-in: the service worker and the web app

@@ -245,6 +245,12 @@ func (s *Server) renderSettings(w http.ResponseWriter, r *http.Request, status i
 		s.fail(w, r, err)
 		return
 	}
+	if sv.Reach == nil {
+		if sv.Reach, err = s.reachSettingsView(r, sv.ProjectID); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
 	u, err := s.st.ProjectUsage(r.Context(), sv.ProjectID, 30)
 	if err != nil {
 		s.fail(w, r, err)
