@@ -82,9 +82,8 @@ func recipient(to string) (string, error) {
 }
 
 // newClient configures go-mail for c. It dials itself so that the
-// connection closes when ctx ends (go-mail's own context covers only the
-// dial; later it relies on deadlines), and so that implicit TLS still
-// counts as encrypted for the choice of an AUTH mechanism.
+// connection closes when ctx ends: go-mail's own context covers only the
+// dial, later it relies on deadlines of its timeout.
 func newClient(ctx context.Context, c Config) (*gomail.Client, error) {
 	opts := []gomail.Option{
 		gomail.WithPort(c.Port),
@@ -96,11 +95,9 @@ func newClient(ctx context.Context, c Config) (*gomail.Client, error) {
 	case TLSStartTLS:
 		// "TLSMandatory": a server that does not offer STARTTLS is refused.
 		opts = append(opts, gomail.WithTLSPolicy(gomail.TLSMandatory))
-	case TLSImplicit:
-		// The dialer speaks TLS; go-mail then finds the *tls.Conn (its
-		// TLSOpportunistic path reads the connection's TLS state).
-		opts = append(opts, gomail.WithTLSPolicy(gomail.TLSOpportunistic))
-	case TLSNone:
+	case TLSImplicit, TLSNone:
+		// No STARTTLS: for TLSImplicit the dialer already speaks TLS, and
+		// go-mail's SMTP client sees the *tls.Conn (AUTH checks it).
 		opts = append(opts, gomail.WithTLSPolicy(gomail.NoTLS))
 	default:
 		return nil, fmt.Errorf("mail config: unknown TLS mode %q", c.TLS)

@@ -30,15 +30,16 @@ type Server struct {
 	// Addr is host:port of the server.
 	Addr string
 
-	srv      *smtp.Server
-	mode     string // "none", "starttls", "implicit"
-	user     string
-	pass     string
-	roots    *x509.CertPool
-	mails    chan Mail
-	count    atomic.Int64
-	refused  atomic.Int64
-	sessions atomic.Int64
+	srv        *smtp.Server
+	mode       string // "none", "starttls", "implicit"
+	listenAddr string
+	user       string
+	pass       string
+	roots      *x509.CertPool
+	mails      chan Mail
+	count      atomic.Int64
+	refused    atomic.Int64
+	sessions   atomic.Int64
 }
 
 // Option changes what New starts.
@@ -48,6 +49,10 @@ type Option func(*Server)
 func WithAuth(user, pass string) Option {
 	return func(s *Server) { s.user, s.pass = user, pass }
 }
+
+// WithListenAddr listens on another loopback address, such as
+// "127.0.0.2:0" (a host a client does not take for localhost).
+func WithListenAddr(addr string) Option { return func(s *Server) { s.listenAddr = addr } }
 
 // WithStartTLS offers STARTTLS with a certificate for 127.0.0.1 that
 // RootCAs trusts.
@@ -59,7 +64,7 @@ func WithImplicitTLS() Option { return func(s *Server) { s.mode = "implicit" } }
 // New starts a server for the test and stops it when the test ends.
 func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
-	s := &Server{mode: "none", mails: make(chan Mail, 64)}
+	s := &Server{mode: "none", listenAddr: "127.0.0.1:0", mails: make(chan Mail, 64)}
 	for _, o := range opts {
 		o(s)
 	}
@@ -100,7 +105,7 @@ func New(t testing.TB, opts ...Option) *Server {
 }
 
 func (s *Server) listen() (net.Listener, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ln, err := net.Listen("tcp", s.listenAddr)
 	if err != nil || s.mode == "none" {
 		return ln, err
 	}
