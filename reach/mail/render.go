@@ -81,12 +81,19 @@ func renderText(m reach.Message, links []Link) string {
 	for _, l := range links {
 		fmt.Fprintf(&b, "%s: %s\n", l.Title, l.URL)
 	}
-	b.WriteString("\n-- \n" + footer + "\n")
+	b.WriteString("\n-- \n" + footer(links) + "\n")
 	return b.String()
 }
 
-const footer = "Parley sent this because you turned on e-mail for asks. " +
-	"An answer link opens a page that asks you to confirm; opening it answers nothing."
+// footer says why the mail came and, with answer links, that opening one
+// answers nothing by itself (the confirm page's POST does).
+func footer(links []Link) string {
+	s := "Parley sent this because Claude is waiting for an answer in a project of yours."
+	if len(links) > 0 {
+		s += " An answer link opens a page that asks you to confirm; opening it answers nothing."
+	}
+	return s
+}
 
 type htmlData struct {
 	Subject string
@@ -95,7 +102,7 @@ type htmlData struct {
 }
 
 func (d htmlData) Where() string  { return where(d.M) }
-func (d htmlData) Footer() string { return footer }
+func (d htmlData) Footer() string { return footer(d.Links) }
 
 // htmlBody is escaped by html/template: the title, body, project and
 // session are text; a link whose URL is not http(s) becomes "#ZgotmplZ".
