@@ -8,6 +8,7 @@
 //	parley sync-workspaces  regenerate every project's workspace files
 //	parley mcp              Parley's MCP tools over stdio, relayed to a server
 //	parley asks             list and answer open asks from a terminal
+//	parley audit            verify and export the audit trail
 //	parley fake-model       a scripted fake Anthropic API, to try Parley without a key
 //	parley mcp-askuser      the ask_user MCP server Claude spawns (not for people)
 //	parley run-guard        starts a run's claude confined, so it never outlives Parley (not for people)
@@ -55,6 +56,8 @@ Usage:
                               create a project owned by EMAIL; "project list" lists them
   parley token add EMAIL [--name NAME] | list | revoke ID
                               API tokens for the MCP endpoint and "parley asks"
+  parley audit verify | export [--project ID] [--since TIME]
+                              check the audit trail's hash chain; write it as JSON lines
   parley sync-workspaces      regenerate every project's CLAUDE.md and .claude/settings.local.json
   parley mcp                  Parley's MCP tools over stdio, relayed to a server (PARLEY_URL, PARLEY_TOKEN)
   parley asks [--user EMAIL]  list the open asks you can answer; "asks answer ID ..." answers one
@@ -100,6 +103,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdin i
 		return mcpCmd(ctx, args[1:], getenv, stdin, stdout, stderr)
 	case "asks":
 		return asksCmd(ctx, args[1:], getenv, stdout, stderr)
+	case "audit":
+		return auditCmd(ctx, args[1:], getenv, stdout, stderr)
 	case "sync-workspaces":
 		return syncWorkspaces(ctx, args[1:], getenv, stdout, stderr)
 	case "help", "-h", "--help":
