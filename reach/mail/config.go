@@ -76,6 +76,9 @@ func (c Config) timeout() time.Duration {
 //	smtps://user:pass@host:465?from=parley@example.com  implicit TLS
 //	smtp://127.0.0.1:25?from=parley@example.com&tls=none  plain (local relay, tests)
 //
+// tls=none must not be used across a network: mail and its answer links
+// would travel in the clear (Send then also refuses to send a password
+// to any host but localhost).
 // The user and password may be URL-escaped (p%40ss for p@ss). An optional
 // timeout=10s bounds each send. Errors are sentences for the operator and
 // never repeat the password.

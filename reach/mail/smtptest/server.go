@@ -126,19 +126,16 @@ func (s *Server) listen() (net.Listener, error) {
 // (with the user and password of WithAuth; STARTTLS or smtps:// when the
 // server speaks TLS).
 func (s *Server) URL() string {
-	u := url.URL{Scheme: "smtp", Host: s.Addr}
-	q := url.Values{}
+	u := url.URL{Scheme: "smtp", Host: s.Addr, RawQuery: "from=" + From}
 	switch s.mode {
 	case "none":
-		q.Set("tls", "none")
+		u.RawQuery = "tls=none&" + u.RawQuery
 	case "implicit":
 		u.Scheme = "smtps"
 	}
-	q.Set("from", From)
 	if s.user != "" {
 		u.User = url.UserPassword(s.user, s.pass)
 	}
-	u.RawQuery = q.Encode()
 	return u.String()
 }
 

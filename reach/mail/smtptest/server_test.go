@@ -45,7 +45,7 @@ func TestServerParses(t *testing.T) {
 		m.HTML != "<p>café</p>" || m.From != "a@test.example" || strings.Join(m.To, ",") != "b@test.example,c@test.example" {
 		t.Errorf("got subject %q text %q html %q from %q to %q", m.Subject, m.Text, m.HTML, m.From, m.To)
 	}
-	if s.Count() != 1 || !strings.HasPrefix(s.URL(), "smtp://"+s.Addr+"?") {
+	if s.Count() != 1 || s.URL() != "smtp://"+s.Addr+"?tls=none&from=parley@test.example" {
 		t.Errorf("count %d, URL %q", s.Count(), s.URL())
 	}
 }
