@@ -5,6 +5,7 @@
 package clientip
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -157,4 +158,20 @@ func Group(a string) string {
 	}
 	p, _ := ip.WithZone("").Prefix(64)
 	return p.String()
+}
+
+type clientKey struct{}
+
+// With returns req carrying addr as its client's address, for Of.
+func With(req *http.Request, addr string) *http.Request {
+	return req.WithContext(context.WithValue(req.Context(), clientKey{}, addr))
+}
+
+// Of is the client's address With gave req; without one, the
+// connection's peer (its host, without the port).
+func Of(req *http.Request) string {
+	if a, ok := req.Context().Value(clientKey{}).(string); ok {
+		return a
+	}
+	return Resolver{}.Client(req)
 }

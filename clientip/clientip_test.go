@@ -113,3 +113,14 @@ func TestGroup(t *testing.T) {
 		}
 	}
 }
+
+func TestWithAndOf(t *testing.T) {
+	req := httptest.NewRequest("GET", "/", nil)
+	req.RemoteAddr = "203.0.113.5:4000"
+	if got, want := Of(req), "203.0.113.5"; got != want {
+		t.Errorf("Of without With = %q, want %q (the peer)", got, want)
+	}
+	if got, want := Of(With(req, "198.51.100.7")), "198.51.100.7"; got != want {
+		t.Errorf("Of(With) = %q, want %q", got, want)
+	}
+}

@@ -22,7 +22,7 @@ type Limits struct {
 	SessionsPerMinute int // new sessions a user may start a minute
 	PromptsPerMinute  int // prompts (and retries) a user may send a minute
 	WSPerUser         int // WebSockets a user may hold open at once
-	LoginsPerMinute   int // sign-in attempts per client address a minute
+	LoginsPerMinute   int // sign-in attempts per client address a minute, counted in Postgres (login_throttle.go)
 }
 
 // DefaultLimits are the limits when none are configured.
@@ -33,7 +33,6 @@ type limiters struct {
 	sessions *limit.Rate
 	prompts  *limit.Rate
 	ws       *limit.Conns
-	logins   *limit.Rate
 	// bcrypt bounds the password checks of sign-ins: one per CPU at once,
 	// so a flood of logins queues (and then gets "busy") instead of taking
 	// every CPU from the signed-in users.
@@ -42,8 +41,7 @@ type limiters struct {
 
 func newLimiters(l Limits) *limiters {
 	return &limiters{sessions: limit.NewRate(l.SessionsPerMinute), prompts: limit.NewRate(l.PromptsPerMinute),
-		ws: limit.NewConns(l.WSPerUser), logins: limit.NewRate(l.LoginsPerMinute),
-		bcrypt: limit.NewPool(runtime.NumCPU(), 5*time.Second)}
+		ws: limit.NewConns(l.WSPerUser), bcrypt: limit.NewPool(runtime.NumCPU(), 5*time.Second)}
 }
 
 // tooMany is the refusal of an action over its rate.

@@ -3,12 +3,12 @@ package server
 import (
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
+	"parley/clientip"
 	"parley/limit"
 	"parley/store"
 	"parley/views"
@@ -69,12 +69,24 @@ func (s *Server) handleLogin() http.Handler {
 		email := strings.TrimSpace(r.PostFormValue("email"))
 		lv := views.LoginView{Email: email, Next: r.PostFormValue("next")}
 		ip := clientIP(r)
-		if ok, wait := s.lim.logins.Allow(ip); !ok {
-			lv.Error = fmt.Sprintf("Too many sign-in attempts from your address: try again in %d seconds.", max(int(wait/time.Second), 1))
-			s.renderLogin(w, r, http.StatusTooManyRequests, lv)
+		key, known, err := s.throttleKey(r, email, ip)
+		if err != nil {
+			s.fail(w, r, err)
 			return
 		}
-		u, err := s.throttledLogin(r, email, ip)
+		if !known {
+			ok, wait, err := s.allowAddress(r, key)
+			if err != nil {
+				s.fail(w, r, err)
+				return
+			}
+			if !ok {
+				lv.Error = fmt.Sprintf("Too many sign-in attempts from your address: try again in %d seconds.", max(int(wait.Round(time.Second)/time.Second), 1))
+				s.renderLogin(w, r, http.StatusTooManyRequests, lv)
+				return
+			}
+		}
+		u, err := s.throttledLogin(r, email, key)
 		var locked lockedError
 		switch {
 		case errors.As(err, &locked):
@@ -88,6 +100,9 @@ func (s *Server) handleLogin() http.Handler {
 		case errors.Is(err, limit.ErrBusy):
 			s.fail(w, r, &httpError{http.StatusServiceUnavailable, "Parley is checking too many sign-ins right now: try again in a minute."})
 			return
+		}
+		if err == nil {
+			err = s.signedInFrom(w, r, u, key, known)
 		}
 		if err == nil {
 			err = s.startSession(w, r, u, ip)
@@ -212,15 +227,11 @@ func (s *Server) handleLogout() http.Handler {
 // a proxy that terminates TLS).
 func (s *Server) secure(r *http.Request) bool { return r.TLS != nil || s.cfg.SecureCookies }
 
-// clientIP is the address the request came from. X-Forwarded-For is not
-// trusted: anyone can send it.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
+// clientIP is the address the request came from: the connection's peer,
+// or behind trusted proxies (PARLEY_TRUSTED_PROXIES) the client their
+// forwarding headers name (package clientip; Handler resolves it once).
+// From any other peer the headers are ignored: anyone can send them.
+func clientIP(r *http.Request) string { return clientip.Of(r) }
 
 // localPath keeps a redirect target on this site: a path, never another
 // host. Browsers drop tabs and newlines from a URL and read "\" as "/", so

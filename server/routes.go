@@ -58,8 +58,8 @@ func (s *Server) Handler() http.Handler {
 	outer := http.NewServeMux()
 	outer.Handle("/", s.authenticate(s.checkCSRF(mux)))
 	s.tokenRoutes(outer)
-	return securityHeaders(limit.Body(defaultBodyBytes, bodyLimitFor, s.tooLarge,
-		refuseNUL(s, s.checkOrigin(outer))))
+	return s.withClient(securityHeaders(limit.Body(defaultBodyBytes, bodyLimitFor, s.tooLarge,
+		refuseNUL(s, s.checkOrigin(outer)))))
 }
 
 // reachRoutes are a signed-in person's notification settings and push

@@ -15,6 +15,7 @@ import (
 
 	"parley/askuser"
 	"parley/cgroup"
+	"parley/clientip"
 	"parley/hub"
 	"parley/launch"
 	"parley/metrics"
@@ -67,6 +68,10 @@ type Config struct {
 	// (quota.Config.Reserve: 0 = its default, < 0 = none).
 	DiskReserve int64
 	DiskEvery   time.Duration
+
+	// TrustedProxies are the reverse proxies whose forwarding headers say
+	// who the client is (PARLEY_TRUSTED_PROXIES); the zero value trusts none.
+	TrustedProxies clientip.Resolver
 }
 
 // Launch is what the configuration says about runs (package launch).

@@ -1,0 +1,2 @@
+DROP TABLE IF EXISTS login_devices;
+DROP TABLE IF EXISTS login_address_budget;
