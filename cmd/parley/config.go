@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"parley/clientip"
 	"parley/metrics"
 	"parley/server"
 )
@@ -43,6 +44,8 @@ type config struct {
 	Reach           reachConfig      // PARLEY_PUBLIC_URL, PARLEY_PUSH_HOSTS, PARLEY_SMTP_URL… (reach.go)
 	isolationConfig
 	dbURLPassword bool // --database-url carried a password (dburl.go)
+
+	TrustedProxies clientip.Resolver // PARLEY_TRUSTED_PROXIES: whose forwarding headers name the client
 }
 
 // parseConfig reads the environment, then the flags: every row of settings

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"parley/clientip"
 )
 
 // setting is one environment variable: its flag, its default, how it is
@@ -163,4 +165,13 @@ func intFlag(p func(*config) *int) func(*flag.FlagSet, *config, string, string) 
 
 func durationFlag(p func(*config) *time.Duration) func(*flag.FlagSet, *config, string, string) {
 	return func(fs *flag.FlagSet, c *config, name, usage string) { fs.DurationVar(p(c), name, *p(c), usage) }
+}
+
+func trustedProxiesSet(c *config, name, v string) error {
+	r, err := clientip.Parse(v)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	c.TrustedProxies = r
+	return nil
 }

@@ -130,6 +130,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		RunsConfined: isUIDSandbox(rc.Sandbox), MetricsToken: c.MetricsToken, MetricsLoopback: c.MetricsLoopback,
 		RunLimits: c.RunLimits.Cgroup, ProjectDisk: c.RunLimits.ProjectDisk} // per-project limits' defaults and owners' ceiling
 	sc.DiskReserve = c.RunLimits.DiskReserve // free disk kept for the database (quota/free.go)
+	sc.TrustedProxies = c.TrustedProxies     // whose forwarding headers name the client (package clientip)
 	launcher := launch.New(sc.Launch(), st, log)
 	met.Runs(sup.Count, sup.Queued) // the supervisor writes through met; met counts its runs
 	gw.SetNotifier(sup)             // a session that reaches a limit at the gateway is told so by its run
