@@ -63,6 +63,7 @@ func (s *Server) inboxItems(ctx context.Context, v viewer) ([]views.InboxItem, e
 		}
 		items = append(items, it)
 	}
+	s.addDeliveries(ctx, items)
 	return items, nil
 }
 

@@ -125,6 +125,8 @@ func outcome(p resolution) views.Outcome {
 		you := "you"
 		if lead == "" {
 			you = "You"
+		} else {
+			rest = from(p.Answer.Via) + rest // "Allowed by Ann from Ann's phone" (render_deliveries.go)
 		}
 		return views.Outcome{Text: lead + orSomeone(p.AnsweredBy) + rest, You: lead + you + rest, ByID: p.Answer.ByID}
 	}
@@ -177,7 +179,7 @@ func outcome(p resolution) views.Outcome {
 	if p.AnsweredBy == "" {
 		return plain("Answered: " + repliesText(p.Answer.Replies))
 	}
-	return by("", " answered: "+repliesText(p.Answer.Replies))
+	return by("", " answered"+from(p.Answer.Via)+": "+repliesText(p.Answer.Replies))
 }
 
 func repliesText(rs []askuser.Reply) string {

@@ -261,7 +261,7 @@ func (c *wsConn) replayPage(ctx context.Context, r *renderer, after int64) (hub.
 	if err != nil || len(evs) == 0 {
 		return hub.Frame{}, 0, err
 	}
-	return r.frame(ctx, evs), len(evs), nil
+	return c.s.withDeliveries(ctx, r.frame(ctx, evs), evs), len(evs), nil
 }
 
 // keepAlive pings the page when a ping period has passed. A catch-up holds
