@@ -53,7 +53,9 @@ func TestReachExactlyOnceAcrossSurfaces(t *testing.T) {
 		prev = in.ID
 		r.race(t, round, in)
 	}
-	r.page.waitFor(60*time.Second, "All answered.")
+	if !strings.Contains(r.seen.String(), "All answered.") { // a page that lost may have read it already
+		r.page.waitFor(60*time.Second, "All answered.")
+	}
 	e.onceOnTheRecord(t, sess.ID)
 }
 
@@ -66,7 +68,8 @@ type onceRacers struct {
 	asks                         asks.Client
 	mcp                          *mcp.ClientSession
 	slackProject                 string
-	responses                    int // Slack response_url posts seen so far
+	responses                    int             // Slack response_url posts seen so far
+	seen                         strings.Builder // the page's frames read while waiting for its refusals
 }
 
 // onceRacers sets the project up: every member is reached first, no
@@ -195,7 +198,7 @@ func (r *onceRacers) settle(t *testing.T, in store.Input, outs []raceOutcome) st
 		switch o.surface {
 		case "page":
 			if o.won = got.AnsweredBy == r.you.Name; !o.won {
-				r.page.waitFor(30*time.Second, "This question was already answered.")
+				r.seen.WriteString(r.page.waitFor(30*time.Second, "This question was already answered."))
 				o.text = "This question was already answered."
 			}
 		case "slack":
