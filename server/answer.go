@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"parley/askuser"
+	"parley/audit"
 	"parley/limit"
 	"parley/runner"
 	"parley/store"
@@ -89,6 +90,7 @@ func replies(fields map[string]json.RawMessage) []askuser.Reply {
 // takes the one the card names.
 func (s *Server) answerAsk(ctx context.Context, r *http.Request, sessionID string, data []byte) error {
 	v := s.viewer(r)
+	ctx = audit.WithSource(ctx, pageSource(r, sessionID)) // before sessionID is the card's
 	if err := checkNoNUL(data); err != nil {
 		return err // the session page checks too; the inbox comes here first
 	}
@@ -119,6 +121,9 @@ func (s *Server) deliverAnswer(ctx context.Context, sess store.Session, inputID 
 	err := s.runs.Answer(ctx, sess.ID, s.starter(sess), inputID, resp)
 	if errors.Is(err, runner.ErrRunEnded) || errors.Is(err, runner.ErrNotPending) || errors.Is(err, runner.ErrNotFound) {
 		return s.whyClosed(ctx, sess.ID, inputID)
+	}
+	if err == nil {
+		s.recordAnswer(ctx, sess, inputID, resp)
 	}
 	return err
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"parley/audit"
 	"parley/store"
 	"parley/views"
 )
@@ -39,6 +40,7 @@ func (s *Server) handleAskSettingsSave() http.Handler {
 			s.fail(w, r, err)
 			return
 		}
+		s.record(r, audit.Entry{Action: audit.ProjectSettings, ProjectID: p.ID, Target: "asks", Detail: map[string]any{"asks": a}})
 		s.expiry.Kick() // expiry times may have moved
 		http.Redirect(w, r, settingsPath(p.ID)+"?saved=asks#asks", http.StatusSeeOther)
 	})

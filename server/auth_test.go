@@ -43,6 +43,7 @@ const (
 	toPrompt               // member of the project
 	toManage               // owner of the project
 	adminOnly              // admins
+	ownsAny                // admins and owners of any project (the audit trail); others 403
 )
 
 // rank is how far each role reaches in the env's project.
@@ -86,6 +87,8 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"POST", pp + "/settings/members", url.Values{"email": {"viewer@example.com"}, "role": {"king"}}, toManage, 400},
 		{"POST", pp + "/settings/members/" + viewerID, url.Values{"role": {"king"}}, toManage, 400},
 		{"POST", pp + "/settings/members/" + outsiderID + "/remove", url.Values{}, toManage, 400},
+		{"GET", "/audit", nil, ownsAny, 200},
+		{"GET", "/audit/export", nil, ownsAny, 200},
 	}
 	notFound := e.getAs(tm["outsider"], "/projects/999999")
 	for _, rt := range routes {
@@ -134,6 +137,10 @@ func TestAuthorizationMatrix(t *testing.T) {
 // expected is the status of rt for role.
 func expected(rt route, role string) int {
 	switch {
+	case rt.need == ownsAny && (role == "owner" || role == "admin"):
+		return rt.ok
+	case rt.need == ownsAny && role != "anonymous":
+		return http.StatusForbidden
 	case rt.need == public || rank[role] >= rt.need && (rt.need != adminOnly || role == "admin"):
 		if rt.path == "/login" && role != "anonymous" {
 			return http.StatusSeeOther // signed in already: back home

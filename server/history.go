@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"parley/audit"
 	"parley/store"
 	"parley/views"
 )
@@ -73,6 +74,7 @@ func (s *Server) handleSessionArchive() http.Handler {
 			s.fail(w, r, err)
 			return
 		}
+		s.record(r, audit.Entry{Action: audit.SessionArchive, ProjectID: sess.ProjectID, SessionID: sess.ID, Target: sess.Title, Detail: map[string]any{"archived": archive}})
 		if archive {
 			s.stops.StopSession(r.Context(), sess.ID) // an archived session keeps no process, on any replica
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"parley/audit"
 	"parley/clientip"
 	"parley/limit"
 	"parley/store"
@@ -90,10 +91,12 @@ func (s *Server) handleLogin() http.Handler {
 		var locked lockedError
 		switch {
 		case errors.As(err, &locked):
+			s.record(r, signInFailed(email, "locked"))
 			lv.Error = lockedMessage(time.Time(locked))
 			s.renderLogin(w, r, http.StatusTooManyRequests, lv)
 			return
 		case errors.Is(err, errBadLogin):
+			s.record(r, signInFailed(email, "wrong email or password"))
 			lv.Error = "Wrong email or password."
 			s.renderLogin(w, r, http.StatusUnauthorized, lv)
 			return
@@ -111,6 +114,7 @@ func (s *Server) handleLogin() http.Handler {
 			s.fail(w, r, err)
 			return
 		}
+		s.record(r, audit.Entry{ActorID: u.ID, ActorName: u.DisplayName(), Action: audit.SignIn, Target: u.Email})
 		http.Redirect(w, r, localPath(lv.Next), http.StatusSeeOther)
 	})
 }

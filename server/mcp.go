@@ -19,7 +19,7 @@ func (s *Server) MCPHandler(ctx context.Context) http.Handler {
 		ConfigDir: s.configDirOf,
 		Workspace: func(p store.Project) string { return launch.WorkspaceDir(s.cfg.DataDir, p) },
 	}
-	b := mcpsessions.New(s.acts(), s.st, s.hub, disk, s.log)
+	b := mcpsessions.New(mcpActs{s.acts()}, s.st, s.hub, disk, s.log)
 	return mcpapi.New(ctx, b, s.userByAPIToken, s.log).Handler()
 }
 

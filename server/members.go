@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"parley/audit"
 	"parley/store"
 )
 
@@ -28,6 +29,7 @@ func (s *Server) handleMemberAdd() http.Handler {
 		case err == nil:
 			err = s.st.SetMember(r.Context(), p.ID, u.ID, role)
 		}
+		s.recordOK(err, r, audit.Entry{Action: audit.MemberAdd, ProjectID: p.ID, Target: u.Email, Detail: map[string]any{"user_id": u.ID, "role": role}})
 		s.afterMemberChange(w, r, p, v, err)
 	})
 }
@@ -46,6 +48,7 @@ func (s *Server) handleMemberRole() http.Handler {
 		} else if err = s.keepAnOwner(r, p.ID, uid, role); err == nil {
 			err = s.changeMember(r, p.ID, uid, func() error { return s.st.SetMember(r.Context(), p.ID, uid, role) })
 		}
+		s.recordOK(err, r, audit.Entry{Action: audit.RoleChange, ProjectID: p.ID, Target: r.PathValue("uid"), Detail: map[string]any{"user_id": uid, "role": role}})
 		s.afterMemberChange(w, r, p, v, err)
 	})
 }
@@ -62,6 +65,7 @@ func (s *Server) handleMemberRemove() http.Handler {
 		if err = s.keepAnOwner(r, p.ID, uid, ""); err == nil {
 			err = s.changeMember(r, p.ID, uid, func() error { return s.st.RemoveMember(r.Context(), p.ID, uid) })
 		}
+		s.recordOK(err, r, audit.Entry{Action: audit.MemberRemove, ProjectID: p.ID, Target: r.PathValue("uid"), Detail: map[string]any{"user_id": uid}})
 		s.afterMemberChange(w, r, p, v, err)
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"parley/audit"
 	"parley/launch"
 	"parley/store"
 	"parley/views"
@@ -215,6 +216,7 @@ func (s *Server) handleProjectDelete() http.Handler {
 			s.fail(w, r, err)
 			return
 		}
+		s.record(r, audit.Entry{Action: audit.ProjectDelete, ProjectID: p.ID, Target: p.Name})
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 
+	"parley/audit"
 	"parley/runner"
 	"parley/store"
 )
@@ -70,6 +71,7 @@ func (s *Server) remoteAnswer(ctx context.Context, req store.AnswerRequest) stor
 		}
 		return fail(userMessage(err))
 	}
+	s.recordAnswer(audit.WithSource(ctx, audit.Source{Surface: audit.Terminal}), sess, in.ID, resp)
 	s.log.Info("ask answered from a terminal", "input_id", in.ID, "session_id", sess.ID, "user_id", u.ID)
 	return store.AnswerResult{OK: true, SessionID: sess.ID, Message: "Answered in session “" + sess.Title + "”."}
 }

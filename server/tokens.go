@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"parley/audit"
 	"parley/store"
 	"parley/views"
 )
@@ -40,10 +41,12 @@ func (s *Server) handleTokenCreate() http.Handler {
 			return
 		}
 		token, hash := NewAPIToken()
-		if _, err := s.st.CreateAPIToken(r.Context(), v.ID, name, hash); err != nil {
+		t, err := s.st.CreateAPIToken(r.Context(), v.ID, name, hash)
+		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
+		s.record(r, audit.Entry{Action: audit.TokenCreate, Target: name, Detail: map[string]any{"token_id": t.ID}})
 		// The page is the response to the POST: a reload does not show the
 		// token again, and it is never in a URL or a log.
 		w.Header().Set("Cache-Control", "no-store")
@@ -60,6 +63,7 @@ func (s *Server) handleTokenRevoke() http.Handler {
 			return
 		}
 		err = s.st.RevokeAPIToken(r.Context(), id, s.viewer(r).ID)
+		s.recordOK(err, r, audit.Entry{Action: audit.TokenRevoke, Target: r.PathValue("id"), Detail: map[string]any{"token_id": id}})
 		if errors.Is(err, store.ErrNotFound) {
 			err = errNotFound
 		}
@@ -127,6 +131,7 @@ func (s *Server) handleMCPSettingsSave() http.Handler {
 			s.fail(w, r, err)
 			return
 		}
+		s.record(r, audit.Entry{Action: audit.ProjectSettings, ProjectID: p.ID, Target: "mcp", Detail: map[string]any{"mcp": m}})
 		http.Redirect(w, r, settingsPath(p.ID)+"?saved=1", http.StatusSeeOther)
 	})
 }

@@ -83,6 +83,7 @@ func (s *Server) handleWorktree(act worktreeAction) http.Handler {
 			s.fail(w, r, err)
 			return
 		}
+		s.record(r, worktreeEntry(sess, wt, done))
 		http.Redirect(w, r, "/sessions/"+sess.ID+"?worktree="+done, http.StatusSeeOther)
 	})
 }

@@ -1,0 +1,254 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"parley/act"
+	"parley/audit"
+	"parley/runner"
+	"parley/store"
+	"parley/views"
+)
+
+// auditWriteTimeout bounds one audit write, apart from its request: a
+// client that goes away does not cancel the row of what it did.
+const auditWriteTimeout = 5 * time.Second
+
+// auditLog is the audit trail in the server's store.
+func (s *Server) auditLog() *audit.Log { return audit.New(s.st) }
+
+// record appends e to the audit trail, filling in the signed-in viewer,
+// the client address and the page as surface where e leaves them empty.
+// A failed write is logged, never returned: it does not block the action.
+func (s *Server) record(r *http.Request, e audit.Entry) {
+	if v := s.viewer(r); e.ActorID == 0 && e.ActorName == "" {
+		e.ActorID, e.ActorName = v.ID, v.Name
+	}
+	if e.From == "" {
+		e.From = clientIP(r)
+	}
+	if e.Surface == "" {
+		e.Surface = audit.Page
+	}
+	s.recordCtx(r.Context(), e)
+}
+
+// signInFailed is a refused sign-in: no account acts, the email tried is
+// named.
+func signInFailed(email, reason string) audit.Entry {
+	return audit.Entry{ActorName: email, Action: audit.SignInFailed, Target: email, Detail: map[string]any{"reason": reason}}
+}
+
+// recordOK records e when the action it describes succeeded (err is nil).
+func (s *Server) recordOK(err error, r *http.Request, e audit.Entry) {
+	if err == nil {
+		s.record(r, e)
+	}
+}
+
+func (s *Server) recordCtx(ctx context.Context, e audit.Entry) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), auditWriteTimeout)
+	defer cancel()
+	if err := s.auditLog().Record(ctx, e); err != nil {
+		s.log.Error("audit trail: the action went ahead unrecorded", "action", e.Action, "err", err)
+	}
+}
+
+// recordAnswer records an ask's answer with the surface it came from: the
+// Source its context carries (page, inbox, MCP, terminal), or for package
+// reach's answers the surface its Via names (Slack, e-mail, a push device).
+func (s *Server) recordAnswer(ctx context.Context, sess store.Session, inputID string, resp runner.Response) {
+	src, ok := audit.SourceOf(ctx)
+	if via := audit.SurfaceOfVia(resp.Via); via != "" {
+		src.Surface = via
+	} else if !ok {
+		src.Surface = audit.System // no surface said where it came from
+	}
+	e := audit.Entry{ActorID: resp.ByID, ActorName: resp.By, From: src.From, Surface: src.Surface, Action: audit.AskAnswer,
+		ProjectID: sess.ProjectID, SessionID: sess.ID, Target: inputID, Detail: answerDetail(resp)}
+	if resp.AllowAlways {
+		e.Action = audit.AllowAlways
+	}
+	if in, err := s.st.GetInput(ctx, inputID); err == nil {
+		var p runner.AskPayload
+		_ = json.Unmarshal(in.Payload, &p)
+		e.Detail["kind"], e.Detail["tool"] = in.Kind, p.ToolName
+	}
+	s.recordCtx(ctx, e)
+}
+
+// answerDetail is what an answer decided, for the trail.
+func answerDetail(resp runner.Response) map[string]any {
+	d := map[string]any{"decision": "allow"}
+	switch {
+	case len(resp.Replies) > 0:
+		d["decision"] = "answer"
+	case resp.Decline:
+		d["decision"] = "decline"
+	case resp.AllowAlways:
+		d["decision"] = "allow_always"
+	case resp.Command != nil || resp.Input != nil:
+		d["decision"] = "allow_edited"
+	case resp.Mode != "":
+		d["decision"], d["mode"] = "approve", resp.Mode
+	}
+	if resp.Via != "" {
+		d["via"] = resp.Via
+	}
+	if resp.Command != nil {
+		d["command"] = *resp.Command
+	}
+	return d
+}
+
+// mcpActs are the session acts of the MCP tools: answers through them are
+// recorded as from MCP.
+type mcpActs struct{ sessionActs }
+
+func (a mcpActs) Answer(ctx context.Context, u act.Actor, id, inputID string, resp runner.Response) error {
+	return a.sessionActs.Answer(audit.WithSource(ctx, audit.Source{Surface: audit.MCP}), u, id, inputID, resp)
+}
+
+// pageSource is the surface of an answer from a page's socket: the
+// session page names its session, the inbox does not.
+func pageSource(r *http.Request, sessionID string) audit.Source {
+	if sessionID == "" {
+		return audit.Source{Surface: audit.Inbox, From: clientIP(r)}
+	}
+	return audit.Source{Surface: audit.Page, From: clientIP(r)}
+}
+
+// worktreeEntry is a worktree merge or discard for the trail.
+func worktreeEntry(sess store.Session, wt store.SessionWorktree, done string) audit.Entry {
+	e := audit.Entry{Action: audit.WorktreeMerge, ProjectID: sess.ProjectID, SessionID: sess.ID, Target: wt.Branch,
+		Detail: map[string]any{"outcome": done}}
+	if done == "discarded" {
+		e.Action = audit.WorktreeDiscard
+	}
+	return e
+}
+
+// auditActions are the actions the page's filter offers.
+var auditActions = []string{audit.SignIn, audit.SignInFailed, audit.Invite, audit.MemberAdd, audit.RoleChange,
+	audit.MemberRemove, audit.AdminChange, audit.Deactivate, audit.ProjectSettings, audit.ProjectDelete,
+	audit.TokenCreate, audit.TokenRevoke, audit.AskAnswer, audit.AllowAlways, audit.WorktreeMerge,
+	audit.WorktreeDiscard, audit.SessionArchive, audit.SessionDelete}
+
+// handleAudit is the audit trail page: admins see every row, project
+// owners their projects' rows, anyone else is refused.
+func (s *Server) handleAudit() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f, form, err := s.auditFilter(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		rows, err := s.auditLog().List(r.Context(), f)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		av := views.AuditView{Filter: form, Actions: auditActions, Scope: "Every project's rows, and sign-ins and tokens.",
+			ExportURL: "/audit/export?" + filterQuery(form, 0)}
+		if !s.viewer(r).Admin {
+			av.Scope = "The rows of the projects you own."
+		}
+		for _, row := range rows {
+			av.Rows = append(av.Rows, auditRowView(row))
+		}
+		if len(rows) == 200 {
+			av.MoreURL = "/audit?" + filterQuery(form, rows[len(rows)-1].ID)
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		_ = views.AuditPage(av).Render(r.Context(), w)
+	})
+}
+
+// handleAuditExport writes the rows the filter selects as JSON lines.
+func (s *Server) handleAuditExport() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f, _, err := s.auditFilter(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		f.BeforeID = 0
+		w.Header().Set("Content-Type", "application/jsonl; charset=utf-8")
+		w.Header().Set("Content-Disposition", `attachment; filename="parley-audit.jsonl"`)
+		if err := s.auditLog().Export(r.Context(), f, w); err != nil {
+			s.log.Error("audit export ended early", "err", err) // the status is sent already
+		}
+	})
+}
+
+var errAuditForbidden = &httpError{http.StatusForbidden, "Only admins and project owners can see the audit trail."}
+
+// auditFilter is the viewer's scope narrowed by the query's filters.
+func (s *Server) auditFilter(r *http.Request) (audit.Filter, views.AuditFilter, error) {
+	v := s.viewer(r)
+	q := r.URL.Query()
+	form := views.AuditFilter{Project: strings.TrimSpace(q.Get("project")), Actor: strings.TrimSpace(q.Get("actor")),
+		Action: q.Get("action"), Since: q.Get("since"), Until: q.Get("until")}
+	f, err := s.auditLog().Scope(r.Context(), v.ID, v.Admin)
+	if err != nil {
+		return f, form, err
+	}
+	if !v.Admin && len(f.Projects) == 0 {
+		return f, form, errAuditForbidden
+	}
+	f.Actor, f.Action = form.Actor, form.Action
+	f.BeforeID, _ = strconv.ParseInt(q.Get("before"), 10, 64)
+	if form.Project != "" {
+		if f.ProjectID, err = strconv.ParseInt(form.Project, 10, 64); err != nil {
+			return f, form, badRequest("The project is a number: its id, as in /projects/12.")
+		}
+	}
+	if f.Since, err = parseDay(form.Since, 0); err == nil {
+		f.Until, err = parseDay(form.Until, 24*time.Hour) // the whole last day
+	}
+	return f, form, err
+}
+
+// parseDay reads a YYYY-MM-DD day in UTC, plus add; empty is the zero time.
+func parseDay(s string, add time.Duration) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.DateOnly, s)
+	if err != nil {
+		return t, badRequest("Give days as YYYY-MM-DD, for example 2026-11-27.")
+	}
+	return t.Add(add), nil
+}
+
+// filterQuery is the filter form as a query string, from before (0 = the start).
+func filterQuery(f views.AuditFilter, before int64) string {
+	q := url.Values{}
+	for k, v := range map[string]string{"project": f.Project, "actor": f.Actor, "action": f.Action, "since": f.Since, "until": f.Until} {
+		if v != "" {
+			q.Set(k, v)
+		}
+	}
+	if before > 0 {
+		q.Set("before", strconv.FormatInt(before, 10))
+	}
+	return q.Encode()
+}
+
+func auditRowView(r audit.Row) views.AuditRow {
+	v := views.AuditRow{ID: r.ID, At: r.At.UTC().Format("2006-01-02 15:04:05"), Actor: r.ActorName, From: r.Source,
+		Surface: r.Surface, Action: r.Action, Session: r.SessionID, Target: r.Target, Detail: string(r.Detail)}
+	if r.ProjectID != 0 {
+		v.Project = strconv.FormatInt(r.ProjectID, 10)
+	}
+	if v.Detail == "{}" {
+		v.Detail = ""
+	}
+	return v
+}
