@@ -1,11 +1,14 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
 
 	"parley/clientip"
 	"parley/runner/fakeapi"
@@ -71,6 +74,36 @@ func TestLoginBehindProxyThrottlesClientsSeparately(t *testing.T) {
 	}
 	if rec := loginVia(t, h, proxyPeer, xff("198.51.100.2"), nil, e.user.Email, testPassword); rec.Code != http.StatusSeeOther {
 		t.Fatalf("client B after client A spent its budget: %d, want 303 (signed in)\n%s", rec.Code, rec.Body.String())
+	}
+	// The sign-in records the client, not the proxy.
+	conn, err := pgx.Connect(t.Context(), e.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var ip string
+	if err := conn.QueryRow(t.Context(), `SELECT ip FROM auth_sessions WHERE user_id = $1 ORDER BY created_at DESC LIMIT 1`, e.user.ID).Scan(&ip); err != nil {
+		t.Fatal(err)
+	}
+	if ip != "198.51.100.2" {
+		t.Errorf("the sign-in is recorded from %q, want the client 198.51.100.2", ip)
+	}
+}
+
+// Each address of one IPv6 /64 (what one subscriber is given) is the same
+// client to the throttle: rotating through them buys no guesses.
+func TestLoginIPv6CountsBySlash64(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{}, envOptions{quiet: true})
+	behindProxy(t, e)
+	h := e.srv.Handler()
+	for i := range maxLoginFailures {
+		loginVia(t, h, proxyPeer, xff("2001:db8:1:2::"+string(rune('a'+i))), nil, e.user.Email, "guess")
+	}
+	if rec := loginVia(t, h, proxyPeer, xff("2001:db8:1:2::99"), nil, e.user.Email, testPassword); rec.Code != http.StatusTooManyRequests {
+		t.Fatalf("another address of the /64 after %d failures: %d, want 429", maxLoginFailures, rec.Code)
+	}
+	if rec := loginVia(t, h, proxyPeer, xff("2001:db8:1:3::1"), nil, e.user.Email, testPassword); rec.Code != http.StatusSeeOther {
+		t.Fatalf("another /64: %d, want 303", rec.Code)
 	}
 }
 
