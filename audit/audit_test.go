@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"parley/audit"
+	"parley/migrations"
 	"parley/store"
 	"parley/store/pgtest"
 )
@@ -176,5 +177,24 @@ func TestScopeAndFilters(t *testing.T) {
 	}
 	if len(lines) != 1 || lines[0]["actor_name"] != "Pete" || len(lines[0]["hash"].(string)) != 64 {
 		t.Errorf("export = %v", lines)
+	}
+}
+
+// TestMigrationDownAndUp: 0021's down migration removes the table and its
+// function (the trigger does not stop DROP), and up applies again.
+func TestMigrationDownAndUp(t *testing.T) {
+	l, _, conn := newLog(t)
+	some(t, l, 2)
+	for _, name := range []string{"0021_audit.down.sql", "0021_audit.up.sql"} {
+		sql, err := migrations.FS.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Exec(t.Context(), string(sql)); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+	}
+	if res, err := l.Verify(t.Context()); err != nil || !res.OK() || res.Rows != 0 {
+		t.Errorf("after down and up: %v, %v", res, err)
 	}
 }
