@@ -1,10 +1,14 @@
 package server
 
 import (
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"parley/runner/fakeapi"
 	"parley/store"
@@ -44,6 +48,24 @@ func TestAskCardShowsDeliveries(t *testing.T) {
 	page := e.dial(sess.ID, 0).waitFor(30*time.Second, `hx-swap-oob="innerHTML:#ask-`+m.InputID+`-reach"`, "e-mailed bob@example.com", "you answered from you&#39;s phone: Green")
 	if !strings.Contains(page, sent+` <time datetime="`) || !regexp.MustCompile(`</time></span>\s*·\s*<span`).MatchString(page) {
 		t.Errorf("the reloaded session page's card lacks %q and the e-mail, one line:\n%s", sent, page)
+	}
+	ctx := e.browser(t)
+	var line, outcome string
+	var png []byte
+	step(t, ctx, "open the session page",
+		chromedp.Navigate(e.web.URL+"/sessions/"+sess.ID),
+		chromedp.Poll(`(document.getElementById("ask-`+m.InputID+`-reach")||{}).innerText?.includes("e-mailed")`, nil,
+			chromedp.WithPollingTimeout(30*time.Second)),
+		chromedp.Text(`#ask-`+m.InputID+`-reach`, &line, chromedp.ByQuery),
+		chromedp.Text(`#ask-`+m.InputID+` .ask-outcome`, &outcome, chromedp.ByQuery),
+		chromedp.CaptureScreenshot(&png),
+	)
+	_ = os.WriteFile(filepath.Join(artefactDir(t), "deliveries.png"), png, 0o644)
+	if !regexp.MustCompile(`^sent to you's phone \d\d:\d\d · e-mailed bob@example.com \d\d:\d\d$`).MatchString(strings.TrimSpace(line)) {
+		t.Errorf("the card's deliveries in Chromium = %q", line)
+	}
+	if outcome != "You answered from you's phone: Green" {
+		t.Errorf("the card's outcome in Chromium = %q", outcome)
 	}
 }
 
