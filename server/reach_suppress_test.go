@@ -110,3 +110,32 @@ func sameSet(a, b []string) bool {
 	slices.Sort(b)
 	return slices.Equal(a, b)
 }
+
+// TestReachInboxLookingSuppresses: a visible inbox shows every ask of its
+// projects, so it suppresses like the session's page; a visible page of
+// another session of the project does not.
+func TestReachInboxLookingSuppresses(t *testing.T) {
+	e := newReachTestEnv(t, func(pr *store.ProjectReach) { pr.FirstReach, pr.EscalateAfter = "all", 0 })
+	bob := e.member("bob@example.com", "Bob", roleMember)
+	mine := e.subscribe(e.user, "phone")
+	e.subscribe(bob, "phone")
+	sess, elsewhere := e.newSession(), e.newSession()
+	e.dial(elsewhere.ID, 0).visible(true)
+	inbox := e.dialPathAs(bob, "/inbox/ws?list=1")
+	inbox.visible(true)
+	w := e.dial(sess.ID, 0)
+	w.prompt("pick a colour")
+	in := e.pendingAsk(sess.ID)
+	ds := e.waitDeliveries(in.ID, 10*time.Second, func(ds []store.Delivery) bool {
+		return hasDelivery(ds, "push", "suppressed", "")
+	})
+	if !hasDelivery(ds, "push", "suppressed", "Bob") || hasDelivery(ds, "push", "suppressed", "you") {
+		t.Errorf("deliveries: %s; want suppressed by Bob's inbox alone (your page shows another session)", showDeliveries(ds))
+	}
+	e.noPush(2*time.Second, "Bob's inbox shows the ask")
+	inbox.visible(false)
+	got := []string{e.nextPushEndpoint(10 * time.Second), e.nextPushEndpoint(10 * time.Second)}
+	if !slices.Contains(got, mine.Endpoint) {
+		t.Errorf("pushes went to %v, want yours among them", got)
+	}
+}
