@@ -117,7 +117,8 @@ func TestReachSettingsSave(t *testing.T) {
 	}
 }
 
-// TestReachSettingsRefusals: a member who is not an owner cannot save;
+// TestReachSettingsRefusals: a member who is not an owner cannot save,
+// nor a form without the sign-in's CSRF token;
 // a webhook Parley must not post to, a token Slack rejects, a named
 // choice without people and an escalation out of range are refused with
 // a sentence next to the field, and nothing is stored.
@@ -129,8 +130,12 @@ func TestReachSettingsRefusals(t *testing.T) {
 	if code, _ := e.saveReach(e.user, reachFormWith("first_reach", "all")); code != http.StatusForbidden && code != http.StatusNotFound {
 		t.Errorf("a member saved reach settings: %d", code)
 	}
+	forged := reachFormWith("first_reach", "all", csrfField, "forged")
+	if res := e.postAs(owner, fmt.Sprintf("/projects/%d/settings/reach", e.project.ID), forged); res.StatusCode != http.StatusForbidden {
+		t.Errorf("an owner's form with a forged CSRF token: %d, want 403", res.StatusCode)
+	}
 	if got := e.projectReach(); got.FirstReach != "starter" {
-		t.Errorf("after a member's attempt: %+v", got)
+		t.Errorf("after a member's attempt and a forged form: %+v", got)
 	}
 	for _, c := range []struct {
 		name string
