@@ -15,7 +15,7 @@ import (
 // TestReachSlack: the project's Slack app posts the ask to its channel
 // with a button per answer. Clicks are refused when the signature is
 // forged or stale (401), when the Slack user's e-mail is no Parley
-// account's or a viewer's, or when the ask is another project's (each
+// account's, a viewer's or unreadable (the app lacks the scope), or when the ask is another project's (each
 // refusal told to the clicker alone, the ask still pending). A member's
 // click answers, once: the real CLI gives the model the answer, a second
 // click is told who answered, and the channel's message becomes
@@ -27,7 +27,7 @@ func TestReachSlack(t *testing.T) {
 	e.member("bob@example.com", "Bob", roleMember)
 	e.member("vic@example.com", "Vic", roleViewer)
 	for id, email := range map[string]string{"UYOU": "you@example.com", "UBOB": "bob@example.com",
-		"UVIC": "vic@example.com", "USTRANGER": "stranger@example.com"} {
+		"UVIC": "vic@example.com", "USTRANGER": "stranger@example.com", "UNOSCOPE": ""} {
 		e.reach.slack.AddUser(id, email)
 	}
 	const otherSecret = "0e1d2c3b4a5969788796a5b4c3d2e1f0"
@@ -78,6 +78,7 @@ func TestReachSlack(t *testing.T) {
 	refusals := []struct{ url, secret, user, want string }{
 		{here, slackSecret, "USTRANGER", "stranger@example.com is not a Parley account"},
 		{here, slackSecret, "UVIC", "Viewers can watch this project but not answer"},
+		{here, slackSecret, "UNOSCOPE", "could not read your Slack e-mail"},
 		{e.web.URL + "/slack/interactions/" + strconv.FormatInt(other.ID, 10), otherSecret, "UYOU", "not one of this Slack app's project"},
 	}
 	for i, r := range refusals {

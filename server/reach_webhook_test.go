@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"parley/reach"
+	"parley/reach/slack/slacktest"
 	"parley/reach/webhook"
 	"parley/store"
 )
@@ -27,7 +28,8 @@ type hookDelivery struct {
 // 127.0.0.1, an allowed host) gets the ask signed with the project's
 // secret (webhook.Verify passes, another secret fails), without an answer
 // token; when the ask is answered on the page, it gets the "answered"
-// event naming who.
+// event naming who, and the project's Slack message (posted alongside)
+// says who answered too, though the answer did not come from Slack.
 func TestReachWebhook(t *testing.T) {
 	const secret = "whsec-0123456789abcdef"
 	got := make(chan hookDelivery, 8)
@@ -48,6 +50,7 @@ func TestReachWebhook(t *testing.T) {
 	t.Cleanup(rcv.Close)
 	e := newReachTestEnv(t, func(pr *store.ProjectReach) {
 		pr.EscalateAfter, pr.WebhookURL, pr.WebhookSecret = 0, rcv.URL+"/parley", secret
+		pr.SlackToken, pr.SlackSecret, pr.SlackChannel = slackToken, slackSecret, "#parley"
 	})
 	sess := e.newSession()
 	w := e.dial(sess.ID, 0)
@@ -71,6 +74,10 @@ func TestReachWebhook(t *testing.T) {
 	case d := <-got:
 		t.Errorf("a third delivery: %s", asJSON(d.event))
 	case <-time.After(time.Second):
+	}
+	up := e.slackCall("chat.update", 1, 10*time.Second)
+	if ubs, _ := slacktest.ParseBlocks(up.Blocks); !strings.Contains(slacktest.Shown(ubs), "Answered by you") {
+		t.Errorf("the Slack message after an answer on the page shows %q, want answered by you", slacktest.Shown(ubs))
 	}
 	ds := e.waitDeliveries(in.ID, 0, func([]store.Delivery) bool { return true })
 	if !hasDelivery(ds, "webhook", "sent", "") {
