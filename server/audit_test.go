@@ -168,3 +168,29 @@ func TestAuditTokensAndMembers(t *testing.T) {
 		t.Errorf("role change row = %+v (%s)", ch, ch.Detail)
 	}
 }
+
+// TestAuditWorktreeMerge: a worktree merge is recorded with the session,
+// the branch and the outcome; archiving the session is recorded too.
+func TestAuditWorktreeMerge(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{
+		{Text: "Editing.", ToolName: "Bash", ToolInput: map[string]any{"command": "printf 'hello\\n' > b.txt", "description": "edit"}},
+		{Text: "Done editing."},
+	}, envOptions{quiet: true})
+	e.useRepo(gitRepo(t))
+	s := e.newSession()
+	w := e.dial(s.ID, 0)
+	w.prompt("edit the files")
+	w.waitFor(2*time.Minute, "Done editing.")
+	e.waitTurnOver(s.ID)
+	if resp := e.postAs(e.user, "/sessions/"+s.ID+"/worktree/merge", url.Values{}); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("merge: status %d", resp.StatusCode)
+	}
+	row := e.waitAudit(audit.WorktreeMerge, 1)[0]
+	if row.SessionID != s.ID || row.ActorID != e.user.ID || row.Target == "" || !strings.Contains(string(row.Detail), `"merged"`) {
+		t.Errorf("merge row = %+v (%s)", row, row.Detail)
+	}
+	e.postAs(e.user, "/sessions/"+s.ID+"/archive", url.Values{"archived": {"1"}})
+	if row := e.waitAudit(audit.SessionArchive, 1)[0]; row.SessionID != s.ID || !strings.Contains(string(row.Detail), "true") {
+		t.Errorf("archive row = %+v (%s)", row, row.Detail)
+	}
+}
