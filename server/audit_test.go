@@ -194,3 +194,16 @@ func TestAuditWorktreeMerge(t *testing.T) {
 		t.Errorf("archive row = %+v (%s)", row, row.Detail)
 	}
 }
+
+// TestAuditFailureDoesNotBlock: with the audit table gone, sign-ins and
+// token changes still work; the failed writes are logged, not returned.
+func TestAuditFailureDoesNotBlock(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{}, envOptions{quiet: true})
+	if err := e.exec(`ALTER TABLE audit_log RENAME TO audit_log_away`); err != nil {
+		t.Fatal(err)
+	}
+	u := e.addUser("late@example.com", "Late", false) // signs in through the form; fails the test if refused
+	if resp := e.postAs(u, "/tokens", url.Values{"name": {"laptop"}}); resp.StatusCode != http.StatusOK {
+		t.Errorf("token create without the audit table: status %d, want 200", resp.StatusCode)
+	}
+}
