@@ -207,3 +207,24 @@ func TestAuditFailureDoesNotBlock(t *testing.T) {
 		t.Errorf("token create without the audit table: status %d, want 200", resp.StatusCode)
 	}
 }
+
+// TestAuditPushAnswer: an answer from a push notification's action is
+// recorded with the surface push and the device it came from.
+func TestAuditPushAnswer(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{
+		{Text: "Let me ask.", ToolName: askTool, ToolInput: twoColours()},
+		{Text: "Green it is."},
+	}, envOptions{reach: true, quiet: true})
+	e.subscribe(e.user, "phone")
+	sess := e.newSession()
+	w := e.dial(sess.ID, 0)
+	w.prompt("pick a colour")
+	_, m := e.nextPush(60 * time.Second)
+	if code, text := e.answerWithToken(m, "choice:1"); code != http.StatusOK {
+		t.Fatalf("answer from the notification: %d %q", code, text)
+	}
+	row := e.waitAudit(audit.AskAnswer, 1)[0]
+	if row.Surface != audit.Push || row.ActorID != e.user.ID || row.Target != m.InputID || !strings.Contains(string(row.Detail), "you's phone") {
+		t.Errorf("push answer row = %+v (%s); want surface push via you's phone", row, row.Detail)
+	}
+}
