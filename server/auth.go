@@ -117,7 +117,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			s.fail(w, r, err)
 			return
 		}
-		if !v.signedIn() && p != "/login" {
+		if !v.signedIn() && p != "/login" && !linkPath(p) {
 			s.needLogin(w, r)
 			return
 		}

@@ -187,6 +187,9 @@ func (s *Server) checkLogin(r *http.Request, email, password string) (store.User
 	if !ok || u.ID == 0 {
 		return store.User{}, errBadLogin
 	}
+	if err := s.refuseDeactivated(r.Context(), u.ID); err != nil { // account.go
+		return store.User{}, err
+	}
 	return u, nil
 }
 

@@ -25,7 +25,8 @@ func (s *Server) handleMemberAdd() http.Handler {
 		case !validRole(role):
 			err = badRequest("Pick a role: owner, member or viewer.")
 		case errors.Is(err, store.ErrNotFound):
-			err = badRequest("There is no account with that email; an admin creates one with parley user add.")
+			s.inviteMember(w, r, p, v, role) // members_invite.go: no account yet, so an invitation into the project
+			return
 		case err == nil:
 			err = s.st.SetMember(r.Context(), p.ID, u.ID, role)
 		}

@@ -6,6 +6,7 @@ import (
 	"parley/askuser"
 	"parley/limit"
 	"parley/static"
+	"parley/store"
 )
 
 // Handler is the whole public URL surface. Every route but the login page,
@@ -49,12 +50,13 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /projects/{id}/settings/mcp", s.handleMCPSettingsSave())
 	mux.Handle("GET /audit", s.handleAudit())
 	mux.Handle("GET /audit/export", s.handleAuditExport())
-	mux.Handle("/mcp", s.mcp)
+	mux.Handle("/mcp", s.mcpCutOff(s.mcp))
 	mux.Handle("GET /static/", http.StripPrefix("/static/", http.FileServerFS(static.FS)))
 	mux.Handle("GET /healthz", s.handleHealth())
 	mux.Handle("GET /readyz", s.handleReady())
 	mux.Handle("GET /metrics", s.handleMetrics())
 	s.reachRoutes(mux)
+	s.accountRoutes(mux)
 	outer := http.NewServeMux()
 	outer.Handle("/", s.authenticate(s.checkCSRF(mux)))
 	s.tokenRoutes(outer)
@@ -132,4 +134,24 @@ func (s *Server) RelayHandler() http.Handler {
 		mux.Handle("/", s.gw) // the model gateway: each run's ANTHROPIC_BASE_URL
 	}
 	return mux
+}
+
+// accountRoutes are web administration (admins), a person's own account,
+// and the invitation and password-reset links (reachable signed out:
+// linkPath).
+func (s *Server) accountRoutes(mux *http.ServeMux) {
+	mux.Handle("GET /admin/users", s.handleAdminUsers())
+	mux.Handle("POST /admin/users/invite", s.handleAdminInvite())
+	mux.Handle("POST /admin/users/{uid}/deactivate", s.handleAdminActive(false))
+	mux.Handle("POST /admin/users/{uid}/reactivate", s.handleAdminActive(true))
+	mux.Handle("POST /admin/users/{uid}/admin", s.handleAdminFlag())
+	mux.Handle("POST /admin/users/{uid}/reset", s.handleAdminReset())
+	mux.Handle("GET /account", s.handleAccount())
+	mux.Handle("POST /account/name", s.handleAccountName())
+	mux.Handle("POST /account/password", s.handleAccountPassword())
+	mux.Handle("POST /account/sign-out-everywhere", s.handleSignOutEverywhere())
+	mux.Handle("GET /invite/{token}", s.handleLinkPage(store.LinkInvite))
+	mux.Handle("POST /invite/{token}", s.handleInviteAccept())
+	mux.Handle("GET /reset/{token}", s.handleLinkPage(store.LinkReset))
+	mux.Handle("POST /reset/{token}", s.handleResetUse())
 }

@@ -20,6 +20,7 @@ import (
 	"parley/launch"
 	"parley/metrics"
 	"parley/quota"
+	"parley/reach/mail"
 	"parley/runner"
 	"parley/runstore"
 	"parley/store"
@@ -72,6 +73,13 @@ type Config struct {
 	// TrustedProxies are the reverse proxies whose forwarding headers say
 	// who the client is (PARLEY_TRUSTED_PROXIES); the zero value trusts none.
 	TrustedProxies clientip.Resolver
+
+	// Mail is the SMTP server invitations and password resets are e-mailed
+	// through (PARLEY_SMTP_URL); nil = the links are only shown to copy.
+	Mail *mail.Config
+	// PublicURL is the site's address in those links (PARLEY_PUBLIC_URL);
+	// "" = the scheme and host the admin's request came to.
+	PublicURL string
 }
 
 // Launch is what the configuration says about runs (package launch).

@@ -44,7 +44,8 @@ func (s *Store) UserByAPIToken(ctx context.Context, tokenHash []byte) (User, err
 			WHERE token_hash = $1 AND revoked_at IS NULL
 			RETURNING user_id
 		)
-		SELECT `+prefixed("u.", userColumns)+` FROM t JOIN users u ON u.id = t.user_id`, tokenHash)
+		SELECT `+prefixed("u.", userColumns)+` FROM t JOIN users u ON u.id = t.user_id
+		WHERE u.deactivated_at IS NULL`, tokenHash)
 	u, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[User])
 	if err != nil {
 		return User{}, fmt.Errorf("api token: %w", notFound(err))

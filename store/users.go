@@ -139,7 +139,7 @@ func (s *Store) AuthSessionByToken(ctx context.Context, tokenHash []byte) (AuthS
 	rows, _ := s.pool.Query(ctx, `
 		SELECT `+prefixed("u.", userColumns)+`, a.csrf_token, a.expires_at
 		FROM auth_sessions a JOIN users u ON u.id = a.user_id
-		WHERE a.token_hash = $1 AND a.revoked_at IS NULL AND a.expires_at > now()`, tokenHash)
+		WHERE a.token_hash = $1 AND a.revoked_at IS NULL AND a.expires_at > now() AND u.deactivated_at IS NULL`, tokenHash)
 	a, err := pgx.CollectOneRow(rows, pgx.RowToStructByName[AuthSession])
 	if err != nil {
 		return AuthSession{}, fmt.Errorf("sign-in: %w", notFound(err))
