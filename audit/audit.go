@@ -47,6 +47,9 @@ const (
 	WorktreeDiscard = "worktree_discard"
 	SessionArchive  = "session_archive"
 	SessionDelete   = "session_delete"
+	UserAdd         = "user_add"
+	UserRemove      = "user_remove"
+	PasswordSet     = "password_set"
 )
 
 // Entry is one thing someone did, as a caller records it.

@@ -138,7 +138,7 @@ func worktreeEntry(sess store.Session, wt store.SessionWorktree, done string) au
 var auditActions = []string{audit.SignIn, audit.SignInFailed, audit.Invite, audit.MemberAdd, audit.RoleChange,
 	audit.MemberRemove, audit.AdminChange, audit.Deactivate, audit.ProjectSettings, audit.ProjectDelete,
 	audit.TokenCreate, audit.TokenRevoke, audit.AskAnswer, audit.AllowAlways, audit.WorktreeMerge,
-	audit.WorktreeDiscard, audit.SessionArchive, audit.SessionDelete}
+	audit.WorktreeDiscard, audit.SessionArchive, audit.SessionDelete, audit.UserAdd, audit.UserRemove, audit.PasswordSet}
 
 // handleAudit is the audit trail page: admins see every row, project
 // owners their projects' rows, anyone else is refused.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"time"
 
 	"parley/audit"
@@ -68,6 +69,17 @@ func auditVerify(ctx context.Context, st *store.Store, stdout io.Writer) error {
 	}
 	fmt.Fprintln(stdout, res)
 	return nil
+}
+
+// recordCLI records an admin command's action in the audit trail: the
+// surface cli, the OS user who ran it and this host. A failure is a
+// warning; the command's work is done already.
+func recordCLI(ctx context.Context, st *store.Store, getenv func(string) string, stderr io.Writer, e audit.Entry) {
+	host, _ := os.Hostname()
+	e.Surface, e.ActorName, e.From = audit.CLI, "shell user "+getenv("USER"), host
+	if err := audit.New(st).Record(ctx, e); err != nil {
+		fmt.Fprintf(stderr, "warning: not recorded in the audit trail: %v\n", err)
+	}
 }
 
 // parseTime reads YYYY-MM-DD (UTC) or RFC 3339; empty is the zero time.

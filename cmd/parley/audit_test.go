@@ -47,3 +47,29 @@ func TestAuditVerifyAndExport(t *testing.T) {
 		t.Errorf("verify after the UPDATE = %q, %v; want broken at row 3", out, err)
 	}
 }
+
+// TestAuditCLIActions: accounts and tokens changed with the admin
+// commands are recorded with the surface cli and the shell's user.
+func TestAuditCLIActions(t *testing.T) {
+	c := newCLI(t)
+	c.mustRun("a long password\n", "user", "add", "ann@example.com", "--admin")
+	c.mustRun("", "token", "add", "ann@example.com", "--name", "laptop")
+	c.mustRun("another password\n", "user", "passwd", "ann@example.com")
+	c.mustRun("", "token", "revoke", "1")
+	c.mustRun("", "user", "remove", "ann@example.com")
+	rows, err := audit.New(c.store()).List(t.Context(), audit.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		if r.Surface != audit.CLI || !strings.HasPrefix(r.ActorName, "shell user") {
+			t.Errorf("row %+v: want surface cli and the shell's user", r)
+		}
+		got = append(got, r.Action+" "+r.Target)
+	}
+	want := "user_remove ann@example.com,token_revoke 1,password_set ann@example.com,token_create laptop,user_add ann@example.com"
+	if strings.Join(got, ",") != want {
+		t.Errorf("rows = %s\nwant %s", strings.Join(got, ","), want)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"parley/audit"
 	"parley/mcpapi"
 	"parley/server"
 	"parley/store"
@@ -59,6 +60,7 @@ func tokenCmd(ctx context.Context, args []string, getenv func(string) string, st
 			if err != nil {
 				return err
 			}
+			recordCLI(ctx, st, getenv, stderr, audit.Entry{Action: audit.TokenCreate, Target: t.Name, Detail: map[string]any{"token_id": t.ID, "user_id": u.ID}})
 			fmt.Fprintf(stdout, "created token %d %q for %s; it is shown only this once:\n%s\n", t.ID, t.Name, u.Email, token)
 			return nil
 		})
@@ -73,6 +75,7 @@ func tokenCmd(ctx context.Context, args []string, getenv func(string) string, st
 			} else if err != nil {
 				return err
 			}
+			recordCLI(ctx, st, getenv, stderr, audit.Entry{Action: audit.TokenRevoke, Target: pos[0], Detail: map[string]any{"token_id": id}})
 			fmt.Fprintf(stdout, "revoked token %d\n", id)
 			return nil
 		})

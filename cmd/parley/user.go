@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/term"
 
+	"parley/audit"
 	"parley/cluster"
 	"parley/server"
 	"parley/store"
@@ -80,6 +81,7 @@ func userCmd(ctx context.Context, args []string, getenv func(string) string, std
 			if u.IsAdmin {
 				kind = "admin"
 			}
+			recordCLI(ctx, st, getenv, stderr, audit.Entry{Action: audit.UserAdd, Target: u.Email, Detail: map[string]any{"user_id": u.ID, "admin": u.IsAdmin}})
 			fmt.Fprintf(stdout, "created %s %s\n", kind, u.Email)
 			return nil
 		})
@@ -96,6 +98,7 @@ func userCmd(ctx context.Context, args []string, getenv func(string) string, std
 			if err := st.SetPassword(ctx, u.ID, hash); err != nil {
 				return err
 			}
+			recordCLI(ctx, st, getenv, stderr, audit.Entry{Action: audit.PasswordSet, Target: u.Email, Detail: map[string]any{"user_id": u.ID}})
 			fmt.Fprintf(stdout, "password of %s changed; their sign-ins have ended\n", u.Email)
 			return nil
 		})
@@ -112,6 +115,7 @@ func userCmd(ctx context.Context, args []string, getenv func(string) string, std
 			if err := cluster.SignalAccessChanged(ctx, st); err != nil {
 				fmt.Fprintf(stderr, "warning: running Parley servers were not told at once: %v\n", err)
 			}
+			recordCLI(ctx, st, getenv, stderr, audit.Entry{Action: audit.UserRemove, Target: u.Email, Detail: map[string]any{"user_id": u.ID}})
 			fmt.Fprintf(stdout, "removed %s\n", u.Email)
 			return nil
 		})
