@@ -89,6 +89,23 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"POST", pp + "/settings/members/" + outsiderID + "/remove", url.Values{}, toManage, 400},
 		{"GET", "/audit", nil, ownsAny, 200},
 		{"GET", "/audit/export", nil, ownsAny, 200},
+		// Web administration (admin.go, account.go, invite.go): forms that
+		// change nothing (no such account, no address, a wrong password), and
+		// links with an unknown token (410 for anyone, signed in or not).
+		{"GET", "/admin/users", nil, adminOnly, 200},
+		{"POST", "/admin/users/invite", url.Values{"email": {"not an address"}}, adminOnly, 400},
+		{"POST", "/admin/users/999999/deactivate", url.Values{}, adminOnly, 400},
+		{"POST", "/admin/users/999999/reactivate", url.Values{}, adminOnly, 400},
+		{"POST", "/admin/users/999999/admin", url.Values{"admin": {"1"}}, adminOnly, 400},
+		{"POST", "/admin/users/999999/reset", url.Values{}, adminOnly, 400},
+		{"GET", "/account", nil, signedIn, 200},
+		{"POST", "/account/name", url.Values{"name": {" "}}, signedIn, 400},
+		{"POST", "/account/password", url.Values{"current": {"wrong"}, "password": {"new password"}}, signedIn, 400},
+		{"GET", "/invite/no-such-token", nil, public, 410},
+		{"POST", "/invite/no-such-token", url.Values{"name": {"x"}, "password": {"new password"}}, public, 410},
+		{"GET", "/reset/no-such-token", nil, public, 410},
+		{"POST", "/reset/no-such-token", url.Values{"password": {"new password"}}, public, 410},
+		{"POST", "/account/sign-out-everywhere", url.Values{}, signedIn, 303}, // last: it signs each role out (signed in again below)
 	}
 	notFound := e.getAs(tm["outsider"], "/projects/999999")
 	for _, rt := range routes {
@@ -116,6 +133,11 @@ func TestAuthorizationMatrix(t *testing.T) {
 					t.Errorf("GET %s as an outsider tells more than a missing project would:\n%s", rt.path, body.String())
 				}
 			}
+		}
+	}
+	for _, u := range tm { // signed out everywhere by the last route
+		if u != nil {
+			e.login(u)
 		}
 	}
 	// The session list and the inbox: an outsider sees nothing of the project.
