@@ -76,11 +76,30 @@ func (s *Server) recordAnswer(ctx context.Context, sess store.Session, inputID s
 		e.Action = audit.AllowAlways
 	}
 	if in, err := s.st.GetInput(ctx, inputID); err == nil {
-		var p runner.AskPayload
-		_ = json.Unmarshal(in.Payload, &p)
-		e.Detail["kind"], e.Detail["tool"] = in.Kind, p.ToolName
+		askDetail(e.Detail, in.Kind, in.Payload, resp.AllowAlways)
 	}
 	s.recordCtx(ctx, e)
+}
+
+// maxAuditInput is the largest tool input copied into an answer's row
+// (a Bash command is); a larger one (a file's content) is named by size.
+const maxAuditInput = 4 << 10
+
+// askDetail adds what was asked to an answer's detail: the kind, the tool
+// and its input (what was approved), and for Allow always the rules the
+// tool asked to add.
+func askDetail(d map[string]any, kind string, payload []byte, always bool) {
+	var p runner.AskPayload
+	_ = json.Unmarshal(payload, &p)
+	d["kind"], d["tool"] = kind, p.ToolName
+	if n := len(p.Input); n > maxAuditInput {
+		d["input_bytes"] = n
+	} else if n > 0 {
+		d["input"] = p.Input
+	}
+	if always && len(p.Suggestions) > 0 && len(p.Suggestions) <= maxAuditInput {
+		d["rules"] = p.Suggestions
+	}
 }
 
 // answerDetail is what an answer decided, for the trail.

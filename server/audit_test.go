@@ -87,8 +87,11 @@ func TestAuditAnswerSurfaces(t *testing.T) {
 			}
 			row := e.waitAudit(action, 1)[0]
 			if row.Surface != want || row.ActorID != e.user.ID || row.SessionID != s.ID || row.Target != in.ID ||
-				row.ProjectID != e.project.ID || !strings.Contains(string(row.Detail), `"Bash"`) || !strings.Contains(string(row.Detail), `"allow`) {
+				row.ProjectID != e.project.ID || !strings.Contains(string(row.Detail), `"Bash"`) || !strings.Contains(string(row.Detail), `"allow`) || !strings.Contains(string(row.Detail), `"touch x"`) {
 				t.Errorf("answer row = %+v (%s); want surface %s", row, row.Detail, want)
+			}
+			if surface == "always" && !strings.Contains(string(row.Detail), `"ruleContent": "touch x *"`) {
+				t.Errorf("allow-always row lacks the rule it added: %s", row.Detail)
 			}
 		})
 	}
