@@ -74,18 +74,44 @@ func (p pusher) Push(ctx context.Context, d store.PushDevice, m reach.Message) e
 }
 
 // payloadOf encodes m within a push's size, shortening its body if need be.
+// The texts around the body (the options the model wrote, the session's
+// title) are cut to a line first, so the body's shortening always ends.
 func payloadOf(m reach.Message) ([]byte, error) {
+	m.Title, m.Project, m.Session = line(m.Title), line(m.Project), line(m.Session)
+	m.By, m.Via = line(m.By), line(m.Via)
+	m.Actions = append([]reach.Action(nil), m.Actions...)
+	for i := range m.Actions {
+		m.Actions[i].Title = line(m.Actions[i].Title)
+	}
 	for {
 		b, err := json.Marshal(m)
 		if err != nil {
 			return nil, err
 		}
-		if len(b) <= webpush.MaxPayload || m.Body == "" {
+		if len(b) <= webpush.MaxPayload {
 			return b, nil
 		}
+		if m.Body == "" {
+			return nil, fmt.Errorf("push message of %d bytes without its body, at most %d fit", len(b), webpush.MaxPayload)
+		}
 		r := []rune(m.Body)
-		m.Body = string(r[:len(r)*2/3]) + "…"
+		m.Body = ""
+		if n := len(r) * 2 / 3; n > 0 {
+			m.Body = string(r[:n]) + "…"
+		}
 	}
+}
+
+// maxLine bounds a push's title, names and action titles, in runes.
+const maxLine = 120
+
+// line cuts s to maxLine runes, marking the cut.
+func line(s string) string {
+	r := []rune(s)
+	if len(r) <= maxLine {
+		return s
+	}
+	return string(r[:maxLine-1]) + "…"
 }
 
 // slackChat posts to each project's Slack app.
