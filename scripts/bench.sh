@@ -5,7 +5,7 @@
 # a quick run:
 #   PARLEY_BENCH_DELTAS (10000) PARLEY_BENCH_VIEWERS (1000) PARLEY_BENCH_STORM (1000)
 #   PARLEY_BENCH_LOG (15000) PARLEY_BENCH_ASK_SESSIONS (50) PARLEY_BENCH_REPLICA_ASKS (20)
-#   PARLEY_BENCH_MEM_SESSIONS (10)
+#   PARLEY_BENCH_MEM_SESSIONS (10) PARLEY_BENCH_REACH_ASKS (30)
 # Figures depend on the machine and on what else runs on it. Arguments, if
 # any, name the benchmarks to run (default: all).
 #
@@ -107,7 +107,8 @@ if commit=$(git rev-parse --short HEAD 2>/dev/null); then
 	echo "== commit: $commit"
 fi
 all=(BenchmarkRunLoopThroughput BenchmarkStreamThroughput BenchmarkCLIAlone BenchmarkBrowserLongStream BenchmarkFanout BenchmarkJoinStorm
-	BenchmarkAnswerThroughReplica BenchmarkSessionMemory BenchmarkAskLatency)
+	BenchmarkAnswerThroughReplica BenchmarkSessionMemory BenchmarkAskLatency
+	BenchmarkReachPush BenchmarkReachAnswer BenchmarkReachFanout1000)
 for b in "${@:-${all[@]}}"; do
 	run "$b"
 done
