@@ -123,3 +123,18 @@ func (s *Server) refuseDeactivated(ctx context.Context, userID int64) error {
 	}
 	return nil
 }
+
+// actorActive refuses whatever a deactivated account does through the act
+// service: the pages, MCP, the CLI's remote answers, and the answer links
+// of push, e-mail and Slack, which carry no sign-in. An unknown account
+// (0, or deleted) is left to the access checks that follow.
+func (s *Server) actorActive(ctx context.Context, userID int64) error {
+	if userID == 0 {
+		return nil
+	}
+	err := s.refuseDeactivated(ctx, userID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil
+	}
+	return err
+}

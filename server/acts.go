@@ -56,10 +56,16 @@ func (e *httpError) Is(target error) bool {
 func (e *httpError) Refusal() string { return e.msg }
 
 func (a sessionActs) Access(ctx context.Context, u act.Actor, projectID int64, what act.Action) (string, error) {
+	if err := a.s.actorActive(ctx, u.ID); err != nil { // account.go: push, e-mail and Slack answers too
+		return "", err
+	}
 	return a.s.checkAccess(ctx, viewerOfActor(u), projectID, actionOf(what))
 }
 
 func (a sessionActs) Session(ctx context.Context, u act.Actor, id string, what act.Action) (store.Session, error) {
+	if err := a.s.actorActive(ctx, u.ID); err != nil { // account.go
+		return store.Session{}, err
+	}
 	return a.s.authorizeSessionFor(ctx, viewerOfActor(u), id, actionOf(what))
 }
 

@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"io"
 	"net/http"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"parley/act"
 	"parley/runner/fakeapi"
 )
 
@@ -196,5 +198,34 @@ func closedWithin(w *ws, limit time.Duration) (time.Duration, bool) {
 		case <-deadline:
 			return limit, false
 		}
+	}
+}
+
+// TestDeactivatedActorRefused: the act service, through which push,
+// e-mail and Slack answer links, MCP and the CLI's remote answers act,
+// refuses a deactivated member with a sentence, and serves them again once
+// reactivated.
+func TestDeactivatedActorRefused(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{}, envOptions{quiet: true})
+	admin := e.addUser("ada@example.com", "Ada", true)
+	bob := e.member("bob@example.com", "Bob", roleMember)
+	s := e.newSession()
+	actor := act.Actor{ID: bob.ID, Name: "Bob"}
+	uid := "/admin/users/" + strconv.FormatInt(bob.ID, 10)
+	if resp := e.postAs(admin, uid+"/deactivate", nil); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("deactivate: status %d", resp.StatusCode)
+	}
+	var ref act.Refusal
+	if _, err := e.srv.Acts().Access(t.Context(), actor, e.project.ID, act.View); !errors.As(err, &ref) || !strings.Contains(ref.Refusal(), "deactivated") {
+		t.Errorf("Access of a deactivated member: %v", err)
+	}
+	if _, err := e.srv.Acts().Session(t.Context(), actor, s.ID, act.Answer); !errors.As(err, &ref) || !strings.Contains(ref.Refusal(), "deactivated") {
+		t.Errorf("Session of a deactivated member: %v", err)
+	}
+	if resp := e.postAs(admin, uid+"/reactivate", nil); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("reactivate: status %d", resp.StatusCode)
+	}
+	if _, err := e.srv.Acts().Session(t.Context(), actor, s.ID, act.Answer); err != nil {
+		t.Errorf("Session of a reactivated member: %v", err)
 	}
 }
