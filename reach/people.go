@@ -46,7 +46,7 @@ func displayName(m store.Member) string {
 }
 
 // people reads the project's members and splits them by its routing:
-// "starter" reaches first the member whose message started the turn,
+// "starter" reaches first the member whose message started the ask's turn,
 // "all" every member who may answer, "named" the people named (a viewer
 // named is told, with no way to answer). The rest of those who may answer
 // are reached at the escalation. A starter who may no longer answer, or
@@ -67,7 +67,7 @@ func (r *Reacher) people(ctx context.Context, a store.ReachAsk, pr store.Project
 	case "named":
 		pick = func(m store.Member) bool { return slices.Contains(pr.Named, m.UserID) }
 	case "starter":
-		starter, err := r.st.TurnStarter(ctx, a.SessionID)
+		starter, err := r.st.AskStarter(ctx, a.SessionID, a.ID)
 		if err != nil {
 			return people{}, err
 		}

@@ -293,6 +293,34 @@ func (s *Store) TurnStarter(ctx context.Context, sessionID string) (int64, error
 	return id, nil
 }
 
+// AskStarter returns the id of the member whose message started the
+// turn in which the ask inputID opened (0 if none is recorded): the
+// first message written after the last turn ended (a result) before the
+// ask, or, if none was, the latest message before it. A message sent
+// while a turn runs goes to the CLI at once, which folds it into the
+// running turn or runs it next, so the latest message is not always the
+// turn's (TurnStarter).
+func (s *Store) AskStarter(ctx context.Context, sessionID, inputID string) (int64, error) {
+	var id int64
+	err := s.pool.QueryRow(ctx, `WITH ask AS (
+			SELECT coalesce(min(seq), 9223372036854775807) AS seq FROM events
+			WHERE session_id = $1 AND type = 'input_requested' AND payload->>'input_id' = $2),
+		ended AS (
+			SELECT coalesce(max(e.seq), 0) AS seq FROM events e, ask
+			WHERE e.session_id = $1 AND e.type = 'result' AND e.seq < ask.seq)
+		SELECT coalesce((e.payload->>'by_id')::bigint, 0) FROM events e, ask, ended
+		WHERE e.session_id = $1 AND e.type IN ('prompt', 'turn_resent') AND e.seq < ask.seq
+		ORDER BY e.seq > ended.seq DESC, CASE WHEN e.seq > ended.seq THEN e.seq ELSE -e.seq END
+		LIMIT 1`, sessionID, inputID).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("who started the turn of ask %s: %w", inputID, err)
+	}
+	return id, nil
+}
+
 // Delivery is one delivery of an ask and its outcome.
 type Delivery struct {
 	ID      int64     `db:"id"`
