@@ -1,0 +1,190 @@
+package server
+
+import (
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"parley/runner/fakeapi"
+	"parley/store"
+)
+
+// Attacks on reach's token answers (issue 30): an outsider, a member
+// removed or archived out, and the model, which writes the ask's text.
+
+// hostileQuestion is an ask_user question whose text and option try to
+// break out of the pages and payloads that show them.
+func hostileQuestion() map[string]any {
+	return map[string]any{"question": `Which <script>alert("q")</script> "colour"?`,
+		"options": []map[string]string{{"label": "Blue"}, {"label": `Gr"een<img src=x onerror=alert(1)>`}}}
+}
+
+// tokenRequest sends method to the answer URL with form as the body and
+// query in the URL, no cookie, and returns the status and body.
+func tokenRequest(t *testing.T, method, rawURL string, query, form url.Values) (*http.Response, string) {
+	t.Helper()
+	if query != nil {
+		rawURL += "?" + query.Encode()
+	}
+	var body io.Reader
+	if form != nil {
+		body = strings.NewReader(form.Encode())
+	}
+	req, err := http.NewRequestWithContext(t.Context(), method, rawURL, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if form != nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	}
+	c := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res, err := c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return res, string(b)
+}
+
+// TestReachAnswerEndpointAttacks: POST /reach/answer answers only a POST
+// whose body carries the token and an action the ask offers. A GET or PUT,
+// the token in the query string, a missing field, a huge body, the
+// action "open" answer nothing and leave the token usable; the e-mail
+// confirm page (GET and HEAD) never answers, escapes the model's text,
+// sends no Referer and keeps the CSP; a used token and a made-up one get
+// the same refusal, so a guess learns nothing.
+func TestReachAnswerEndpointAttacks(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{
+		{Text: "Let me ask.", ToolName: askTool, ToolInput: hostileQuestion()},
+		{Text: "Noted."},
+	}, envOptions{reach: true, quiet: true})
+	e.subscribe(e.user, "phone")
+	sess := e.newSession()
+	w := e.dial(sess.ID, 0)
+	w.prompt("pick a colour")
+	_, m := e.nextPush(60 * time.Second)
+	if m.Token == "" || len(m.Actions) != 2 {
+		t.Fatalf("push = %+v, want a token and two actions", m)
+	}
+	good := url.Values{"token": {m.Token}, "action": {"choice:1"}}
+	pending := func(what string) {
+		t.Helper()
+		if s := e.askStatus(m.InputID); s != "pending" {
+			t.Fatalf("after %s the ask is %s, want pending", what, s)
+		}
+	}
+	for _, tt := range []struct {
+		name        string
+		method      string
+		query, form url.Values
+		path        string
+	}{
+		{"GET with the token in the query", http.MethodGet, good, nil, "/reach/answer"},
+		{"PUT with the form", http.MethodPut, nil, good, "/reach/answer"},
+		{"the token in the query string", http.MethodPost, url.Values{"token": {m.Token}}, url.Values{"action": {"choice:1"}}, "/reach/answer"},
+		{"no action", http.MethodPost, nil, url.Values{"token": {m.Token}}, "/reach/answer"},
+		{"no token", http.MethodPost, nil, url.Values{"action": {"choice:1"}}, "/reach/answer"},
+		{"the action open", http.MethodPost, nil, url.Values{"token": {m.Token}, "action": {"open"}}, "/reach/answer"},
+		{"an action the ask lacks", http.MethodPost, nil, url.Values{"token": {m.Token}, "action": {"choice:2"}}, "/reach/answer"},
+		{"a huge body", http.MethodPost, nil, url.Values{"token": {m.Token}, "action": {"choice:1"}, "pad": {strings.Repeat("x", 4<<20)}}, "/reach/answer"},
+		{"the confirm page's GET", http.MethodGet, url.Values{"action": {"choice:1"}}, nil, "/reach/a/" + m.Token},
+		{"the confirm page's HEAD", http.MethodHead, url.Values{"action": {"choice:1"}}, nil, "/reach/a/" + m.Token},
+		{"the confirm POST without action", http.MethodPost, nil, url.Values{}, "/reach/a/" + m.Token},
+		{"the confirm POST with the token in the form only", http.MethodPost, nil, good, "/reach/a/not-the-token"},
+	} {
+		res, text := tokenRequest(t, tt.method, e.web.URL+tt.path, tt.query, tt.form)
+		t.Logf("%s: %d %.80q", tt.name, res.StatusCode, text)
+		if strings.HasPrefix(tt.name, "the confirm page") {
+			if res.StatusCode != http.StatusOK {
+				t.Errorf("%s: %s, want the page", tt.name, res.Status)
+			}
+		} else if res.StatusCode < 300 || res.StatusCode >= 500 {
+			t.Errorf("%s: %s %q, want a 3xx/4xx refusal", tt.name, res.Status, text)
+		}
+		pending(tt.name)
+	}
+
+	// The confirm page: the model's text escaped, no Referer, CSP kept.
+	res, page := tokenRequest(t, http.MethodGet, e.web.URL+"/reach/a/"+m.Token, url.Values{"action": {"choice:1"}}, nil)
+	for _, raw := range []string{"<script>", "<img", `"colour"`} {
+		if strings.Contains(page, raw) {
+			t.Errorf("the confirm page holds %q unescaped:\n%s", raw, page)
+		}
+	}
+	if !strings.Contains(page, "&lt;script&gt;") || !strings.Contains(page, "Gr&#34;een&lt;img") {
+		t.Errorf("the confirm page does not show the escaped question and choice:\n%s", page)
+	}
+	if got := res.Header.Get("Referrer-Policy"); got != "no-referrer" {
+		t.Errorf("Referrer-Policy = %q, want no-referrer (the token is in the URL)", got)
+	}
+	if csp := res.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src") && !strings.Contains(csp, "default-src") {
+		t.Errorf("Content-Security-Policy = %q, want the site's policy", csp)
+	}
+	if cc := res.Header.Get("Cache-Control"); !strings.Contains(cc, "no-store") {
+		t.Errorf("Cache-Control = %q, want no-store", cc)
+	}
+	pending("reading the confirm page")
+
+	// A made-up token and, after the answer, the used one: the same refusal.
+	_, made := tokenRequest(t, http.MethodPost, e.web.URL+"/reach/answer", nil, url.Values{"token": {strings.Repeat("A", 43)}, "action": {"choice:1"}})
+	if code, text := e.answerWithToken(m, "choice:1"); code != http.StatusOK {
+		t.Fatalf("the good answer after the attacks: %d %q", code, text)
+	}
+	w.waitFor(60*time.Second, "Noted.")
+	res, used := tokenRequest(t, http.MethodPost, e.web.URL+"/reach/answer", nil, good)
+	if res.StatusCode != http.StatusForbidden || used != made {
+		t.Errorf("a used token: %d %q; a made-up one: %q; want the same 403", res.StatusCode, used, made)
+	}
+}
+
+// TestReachTokenOfARemovedMember: Bob's phone got the ask; an owner
+// removes him from the project before he taps. His token answers
+// nothing, says why, and the ask stays pending.
+func TestReachTokenOfARemovedMember(t *testing.T) {
+	e := newReachTestEnv(t, func(pr *store.ProjectReach) { pr.FirstReach, pr.EscalateAfter = "starter", 0 })
+	bob := e.member("bob@example.com", "Bob", roleMember)
+	bobs := e.subscribe(bob, "phone")
+	sess := e.newSession()
+	e.dialAs(bob, sess.ID, 0).prompt("pick a colour")
+	in := e.pendingAsk(sess.ID)
+	_, m := e.pushTo(bobs.Endpoint, "Bob's", 30*time.Second)
+	if err := e.st.RemoveMember(t.Context(), e.project.ID, bob.ID); err != nil {
+		t.Fatal(err)
+	}
+	code, text := e.answerWithToken(m, "choice:1")
+	t.Logf("a removed member's token: %d %q", code, text)
+	if code != http.StatusForbidden || !strings.Contains(text, "may not answer") {
+		t.Errorf("a removed member's token: %d %q, want 403 saying he may not answer", code, text)
+	}
+	if s := e.askStatus(in.ID); s != "pending" {
+		t.Errorf("the ask is %s after a removed member's token, want pending", s)
+	}
+}
+
+// TestReachTokenOfAnArchivedSession: the session is archived while its
+// ask waits (another replica's archive, before the process stopped). The
+// phone's token is refused with the archive's sentence; the ask stays
+// pending.
+func TestReachTokenOfAnArchivedSession(t *testing.T) {
+	e := newReachTestEnv(t, func(pr *store.ProjectReach) { pr.FirstReach, pr.EscalateAfter = "starter", 0 })
+	e.subscribe(e.user, "phone")
+	sess := e.newSession()
+	e.dial(sess.ID, 0).prompt("pick a colour")
+	in := e.pendingAsk(sess.ID)
+	_, m := e.nextPush(30 * time.Second)
+	if err := e.st.ArchiveSession(t.Context(), sess.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	code, text := e.answerWithToken(m, "choice:1")
+	t.Logf("a token of an archived session's ask: %d %q", code, text)
+	if code != http.StatusConflict || !strings.Contains(text, "archived") {
+		t.Errorf("token of an archived session's ask: %d %q, want 409 saying it is archived", code, text)
+	}
+	if s := e.askStatus(in.ID); s != "pending" {
+		t.Errorf("the ask is %s, want pending", s)
+	}
+}
