@@ -229,3 +229,21 @@ func TestDeactivatedActorRefused(t *testing.T) {
 		t.Errorf("Session of a reactivated member: %v", err)
 	}
 }
+
+// TestDeactivateDropsResetLinks: a password-reset link sent before the
+// deactivation no longer works, during it or after a reactivation.
+func TestDeactivateDropsResetLinks(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{}, envOptions{quiet: true})
+	admin := e.addUser("ada@example.com", "Ada", true)
+	bob := e.member("bob@example.com", "Bob", roleMember)
+	uid := "/admin/users/" + strconv.FormatInt(bob.ID, 10)
+	path := e.linkPathOf(e.postAs(admin, uid+"/reset", nil))
+	for _, step := range []string{"/deactivate", "/reactivate"} {
+		if resp := e.postAs(admin, uid+step, nil); resp.StatusCode != http.StatusSeeOther {
+			t.Fatalf("%s: status %d", step, resp.StatusCode)
+		}
+		if _, st, body := e.openLink(path); st != http.StatusGone {
+			t.Errorf("the reset link after %s: status %d:\n%s", step, st, body)
+		}
+	}
+}

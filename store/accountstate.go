@@ -35,8 +35,9 @@ func (s *Store) AccountByID(ctx context.Context, id int64) (Account, error) {
 }
 
 // SetDeactivated deactivates (off) or reactivates an account. Deactivating
-// also ends every sign-in of theirs in the same transaction, so a
-// reactivation does not bring an old cookie back; their API tokens are
+// also ends every sign-in of theirs and drops their unused password-reset
+// links in the same transaction, so a reactivation does not bring an old
+// cookie or link back; their API tokens are
 // refused while the account is off (UserByAPIToken) and work again after.
 func (s *Store) SetDeactivated(ctx context.Context, userID int64, off bool) error {
 	tx, err := s.pool.Begin(ctx)
@@ -55,6 +56,10 @@ func (s *Store) SetDeactivated(ctx context.Context, userID int64, off bool) erro
 	if off {
 		if _, err := tx.Exec(ctx, `UPDATE auth_sessions SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL`, userID); err != nil {
 			return fmt.Errorf("deactivate user %d: end sign-ins: %w", userID, err)
+		}
+		// A reset link sent before would give them a way back in.
+		if _, err := tx.Exec(ctx, `DELETE FROM account_links WHERE user_id = $1 AND kind = 'reset' AND used_at IS NULL`, userID); err != nil {
+			return fmt.Errorf("deactivate user %d: drop reset links: %w", userID, err)
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {
