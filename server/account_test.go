@@ -99,4 +99,3 @@ func TestInvitationMailed(t *testing.T) {
 		t.Errorf("the reset mail: %v, %+v", err, m)
 	}
 }
-
