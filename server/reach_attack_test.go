@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -186,5 +187,47 @@ func TestReachTokenOfAnArchivedSession(t *testing.T) {
 	}
 	if s := e.askStatus(in.ID); s != "pending" {
 		t.Errorf("the ask is %s, want pending", s)
+	}
+}
+
+// TestPushEndpointOfAnotherPerson: Mallory learns the endpoint URL of
+// Bob's phone and registers it with keys of her own. Bob's device must
+// stay Bob's, with his keys: before, ON CONFLICT moved it to her
+// silently, so Bob's asks no longer reached his phone and hers went to
+// it encrypted to keys it cannot read. The same browser (same endpoint
+// and keys) signed in as another person still moves, as a browser does
+// that re-subscribes with the subscription it has.
+func TestPushEndpointOfAnotherPerson(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{}, envOptions{reach: true, quiet: true})
+	bob := e.member("bob@example.com", "Bob", roleMember)
+	mallory := e.member("mallory@example.com", "Mallory", roleMember)
+	bobs := e.subscribe(bob, "phone")
+	hers := e.reach.push.Subscribe()
+	body := func(endpoint, p256dh, auth string) string {
+		b, _ := json.Marshal(map[string]any{"endpoint": endpoint, "keys": map[string]string{"p256dh": p256dh, "auth": auth}, "name": "mine now"})
+		return string(b)
+	}
+	res, text := e.jsonAs(mallory, http.MethodPost, "/push/subscriptions", body(bobs.Endpoint, hers.P256dh, hers.Auth))
+	t.Logf("Bob's endpoint with Mallory's keys: %s %s", res.Status, text)
+	if res.StatusCode == http.StatusCreated {
+		t.Errorf("Mallory registered Bob's endpoint with her keys: %s %s, want a refusal", res.Status, text)
+	}
+	ds, _ := e.st.PushDevices(t.Context(), bob.ID)
+	if len(ds) != 1 || ds[0].Endpoint != bobs.Endpoint || ds[0].P256dh != bobs.P256dh || ds[0].Auth != bobs.Auth || ds[0].Name != "phone" {
+		t.Fatalf("Bob's devices after Mallory's attempt: %+v, want his phone unchanged", ds)
+	}
+	if mine, _ := e.st.PushDevices(t.Context(), mallory.ID); len(mine) != 0 {
+		t.Errorf("Mallory has %d devices, want none", len(mine))
+	}
+	// The same browser, now signed in as Mallory: its own subscription moves.
+	if res, text := e.jsonAs(mallory, http.MethodPost, "/push/subscriptions", body(bobs.Endpoint, bobs.P256dh, bobs.Auth)); res.StatusCode != http.StatusCreated {
+		t.Errorf("the same browser's subscription, signed in as another person: %s %s, want 201", res.Status, text)
+	}
+	if mine, _ := e.st.PushDevices(t.Context(), mallory.ID); len(mine) != 1 {
+		t.Errorf("Mallory has %d devices after re-subscribing the same browser, want 1", len(mine))
+	}
+	// The device's owner (now Mallory) may renew its keys.
+	if res, text := e.jsonAs(mallory, http.MethodPost, "/push/subscriptions", body(bobs.Endpoint, hers.P256dh, hers.Auth)); res.StatusCode != http.StatusCreated {
+		t.Errorf("renewing one's own device's keys: %s %s, want 201", res.Status, text)
 	}
 }

@@ -59,15 +59,26 @@ type PushDevice struct {
 
 const pushDeviceColumns = `id, user_id, endpoint, p256dh, auth, name, created_at, last_used_at, last_outcome`
 
-// AddPushDevice stores d for d.UserID. The same endpoint again (the
-// browser subscribed anew, or another person signed in on it) takes the
-// new keys, name and person.
+// ErrEndpointTaken refuses a push endpoint that is another person's
+// device, given with other keys than that device's.
+var ErrEndpointTaken = errors.New("the push endpoint is another person's device")
+
+// AddPushDevice stores d for d.UserID. The same endpoint again takes the
+// new name and person, and the new keys if it was the person's own: a
+// browser that subscribed anew keeps its endpoint only with its keys, so
+// another person signed in on it gives the same keys, while someone who
+// only knows the endpoint URL of another's device gets ErrEndpointTaken
+// (else they could silence that device and have their asks sent to it).
 func (s *Store) AddPushDevice(ctx context.Context, d PushDevice) (PushDevice, error) {
 	rows, _ := s.pool.Query(ctx, `INSERT INTO push_devices (user_id, endpoint, p256dh, auth, name)
 		VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (endpoint) DO UPDATE SET user_id = $1, p256dh = $3, auth = $4, name = $5
+		WHERE push_devices.user_id = $1 OR (push_devices.p256dh = $3 AND push_devices.auth = $4)
 		RETURNING `+pushDeviceColumns, d.UserID, d.Endpoint, d.P256dh, d.Auth, d.Name)
 	out, err := pgx.CollectExactlyOneRow(rows, pgx.RowToStructByName[PushDevice])
+	if errors.Is(err, pgx.ErrNoRows) {
+		return PushDevice{}, fmt.Errorf("add push device: %w", ErrEndpointTaken)
+	}
 	if err != nil {
 		return PushDevice{}, fmt.Errorf("add push device: %w", err)
 	}

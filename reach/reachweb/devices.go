@@ -81,6 +81,10 @@ func (h Devices) Add() http.Handler {
 		}
 		d, err := h.St.AddPushDevice(r.Context(), store.PushDevice{UserID: a.ID, Endpoint: s.Endpoint,
 			P256dh: s.Keys.P256dh, Auth: s.Keys.Auth, Name: deviceName(s.Name)})
+		if errors.Is(err, store.ErrEndpointTaken) {
+			fail(w, http.StatusConflict, "This push subscription is another person's device. Turn notifications off and on again in this browser to get one of your own.")
+			return
+		}
 		if err != nil {
 			fail(w, http.StatusServiceUnavailable, "The device could not be saved; try again.")
 			return
