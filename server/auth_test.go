@@ -57,7 +57,7 @@ type route struct {
 }
 
 func TestAuthorizationMatrix(t *testing.T) {
-	e := newEnv(t, fakeapi.Scenario{}, envOptions{quiet: true})
+	e := newEnv(t, fakeapi.Scenario{}, envOptions{quiet: true, sso: startOP(t).provider(time.Hour, nil)})
 	tm := newTeam(e)
 	sess := e.newSession()
 	pid := strconv.FormatInt(e.project.ID, 10)
@@ -66,6 +66,8 @@ func TestAuthorizationMatrix(t *testing.T) {
 	viewerID := strconv.FormatInt(tm["viewer"].ID, 10)
 	routes := []route{
 		{"GET", "/login", nil, public, 200},
+		{"GET", "/login/oidc", nil, public, 303},                         // to the provider, whoever asks
+		{"GET", "/login/oidc/callback?state=s&code=c", nil, public, 403}, // no flow cookie: refused
 		{"GET", "/healthz", nil, public, 200},
 		{"GET", "/static/app.css", nil, public, 200},
 		{"GET", "/inbox", nil, signedIn, 200},
@@ -121,7 +123,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 			if resp.StatusCode != want {
 				t.Errorf("%s %s as %s: status %d, want %d", rt.method, rt.path, role, resp.StatusCode, want)
 			}
-			if role == "anonymous" && want == http.StatusSeeOther {
+			if role == "anonymous" && want == http.StatusSeeOther && rt.path != "/login/oidc" { // that one goes to the provider
 				if loc := resp.Header.Get("Location"); !strings.HasPrefix(loc, "/login?next=") {
 					t.Errorf("%s %s as anonymous: redirected to %q, want the login page", rt.method, rt.path, loc)
 				}

@@ -21,6 +21,7 @@ import (
 	"parley/guard"
 	"parley/hub"
 	"parley/metrics"
+	"parley/oidclogin"
 	"parley/runner"
 	"parley/runner/fakeapi"
 	"parley/runstore"
@@ -111,6 +112,8 @@ type envOptions struct {
 	// logTo, if set, gets the server's log lines too (ops_e2e_test.go).
 	metrics *metrics.Metrics
 	logTo   io.Writer
+	// sso, if set, makes the server's OpenID Connect sign-in (oidc_op_test.go).
+	sso func(*store.Store, *slog.Logger) *oidclogin.Provider
 }
 
 func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
@@ -205,8 +208,12 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 		rch = e.reach.rch
 	}
 	e.relay = startRelay() // as serve runs it (relay_harness_test.go)
+	var sso *oidclogin.Provider
+	if o.sso != nil {
+		sso = o.sso(st, log)
+	}
 	e.srv, err = New(ctx, Config{DataDir: dir, AskTimeout: o.askTimeout, AskUserEnabled: !o.askUserOff, PingPeriod: o.pingPeriod,
-		RelayURL: e.relay.URL + "/ask", ModelURL: e.relay.URL, RunsConfined: o.isolation == "uid", Limits: o.limits}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Publisher: e.pub, Broker: e.broker, Log: log, Gateway: gw, Metrics: o.metrics, Tools: rc.GuardTools(toolsOf(rc.Sandbox)), Git: worktree.New(o.gitBin), Reach: rch})
+		RelayURL: e.relay.URL + "/ask", ModelURL: e.relay.URL, RunsConfined: o.isolation == "uid", Limits: o.limits}, Deps{Store: st, Supervisor: e.sup, Hub: hub, Publisher: e.pub, Broker: e.broker, Log: log, Gateway: gw, Metrics: o.metrics, Tools: rc.GuardTools(toolsOf(rc.Sandbox)), Git: worktree.New(o.gitBin), Reach: rch, SSO: sso})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,6 +44,7 @@ func (s *Server) handleLoginPage() http.Handler {
 // browser has, so that another tab or a stray request (a favicon sent to
 // the login page) does not invalidate a form already shown, else a new one.
 func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, status int, lv views.LoginView) {
+	s.ssoView(&lv)
 	lv.CSRF = randomToken()
 	if c, err := r.Cookie(loginCookie); err == nil && len(c.Value) == len(lv.CSRF) {
 		lv.CSRF = c.Value
@@ -57,6 +58,10 @@ func (s *Server) renderLogin(w http.ResponseWriter, r *http.Request, status int,
 
 func (s *Server) handleLogin() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.passwordLoginOff() {
+			s.fail(w, r, &httpError{http.StatusForbidden, "Signing in with a password is turned off here: use the single sign-on button on the login page."})
+			return
+		}
 		r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
 		if err := r.ParseForm(); err != nil {
 			s.fail(w, r, badRequest("The login form could not be read; reload the page and try again."))

@@ -60,6 +60,7 @@ func (s *Server) Handler() http.Handler {
 	outer := http.NewServeMux()
 	outer.Handle("/", s.authenticate(s.checkCSRF(mux)))
 	s.tokenRoutes(outer)
+	s.oidcRoutes(outer)
 	return s.withClient(securityHeaders(limit.Body(defaultBodyBytes, bodyLimitFor, s.tooLarge,
 		refuseNUL(s, s.checkOrigin(outer)))))
 }

@@ -19,6 +19,7 @@ import (
 	"parley/hub"
 	"parley/launch"
 	"parley/metrics"
+	"parley/oidclogin"
 	"parley/quota"
 	"parley/reach/mail"
 	"parley/runner"
@@ -115,7 +116,8 @@ type Server struct {
 	lim       *limiters
 	disk      *quota.Watcher // projects' disk use against their quota (limits_disk.go)
 	launcher  *launch.Launcher
-	reach     *Reach // nil = asks reach only open pages
+	reach     *Reach              // nil = asks reach only open pages
+	sso       *oidclogin.Provider // nil = no OpenID Connect sign-in (oidc.go)
 }
 
 // Deps are the server's collaborators.
@@ -148,6 +150,8 @@ type Deps struct {
 	// Reach brings asks to people who are not looking (package reach);
 	// nil = only open pages show them.
 	Reach *Reach
+	// SSO is OpenID Connect sign-in (package oidclogin); nil = none.
+	SSO *oidclogin.Provider
 }
 
 // ToolSandbox confines a tool Parley runs on a project's files: as the
@@ -171,7 +175,7 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, runs: runs, hub: d.Hub, metrics: d.Metrics,
 		replaySlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), broker: d.Broker, expiry: d.Expirer, gw: d.Gateway, log: d.Log, decoyHash: decoy,
-		lim: newLimiters(cfg.Limits), git: d.Git, tools: d.Tools, launcher: d.Launcher, reach: d.Reach}
+		lim: newLimiters(cfg.Limits), git: d.Git, tools: d.Tools, launcher: d.Launcher, reach: d.Reach, sso: d.SSO}
 	if s.launcher == nil {
 		s.launcher = launch.New(cfg.Launch(), d.Store, d.Log)
 	}

@@ -42,6 +42,7 @@ type config struct {
 	Limits          server.Limits    // per-user limits
 	RunLimits       runLimits        // per-run cgroup limits and largest file (confine.go)
 	Reach           reachConfig      // PARLEY_PUBLIC_URL, PARLEY_PUSH_HOSTS, PARLEY_SMTP_URL… (reach.go)
+	OIDC            oidcConfig       // PARLEY_OIDC_*, PARLEY_PASSWORD_LOGIN (oidc.go)
 	isolationConfig
 	dbURLPassword bool // --database-url carried a password (dburl.go)
 

@@ -155,11 +155,20 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	if err != nil {
 		return err
 	}
+	// Single sign-on through an OpenID Connect provider (oidc.go); nil = none.
+	lc, err := c.OIDC.loginConfig(c.Reach.publicURL(ln.Addr().String()), c.SecureCookies)
+	if err != nil {
+		return err
+	}
+	sso, err := newSSO(ctx, lc, st, log)
+	if err != nil {
+		return err
+	}
 	sc.Mail, sc.PublicURL = accountMail(c.Reach) // invitation and reset links (package accounts)
 	srv, err := server.New(ctx, sc,
 		server.Deps{Store: st, Supervisor: sup, Runs: node, Stops: node, Hub: hub, Publisher: pubs, Broker: broker, Metrics: met, Log: log, Expirer: expiry, Gateway: gw,
 			Tools:    rc.GuardTools(toolSandbox(rc.Sandbox)), // a tool's leftovers die with it, as a run's
-			Launcher: launcher, Reach: rch})
+			Launcher: launcher, Reach: rch, SSO: sso})
 	if err != nil {
 		return err
 	}
@@ -183,6 +192,9 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	g.Go(func() error { return expiry.Run(gctx, sup) })
 	g.Go(func() error { return srv.ListenAnswers(gctx) })
 	g.Go(func() error { rch.Reacher.Run(gctx); return nil })
+	if sso != nil {
+		g.Go(func() error { sso.Run(gctx); return nil }) // re-checks sign-ins with the provider
+	}
 	g.Go(func() error { return srv.WatchDisk(gctx) }) // projects' disk quotas (server/limits_disk.go)
 	g.Go(func() error {
 		<-gctx.Done()

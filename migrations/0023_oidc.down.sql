@@ -1,0 +1,3 @@
+DROP TABLE oidc_sessions;
+DROP TABLE oidc_grants;
+DROP TABLE oidc_identities;
