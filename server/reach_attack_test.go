@@ -1,14 +1,17 @@
 package server
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"parley/reach/slack/slacktest"
 	"parley/runner/fakeapi"
 	"parley/store"
 )
@@ -229,5 +232,66 @@ func TestPushEndpointOfAnotherPerson(t *testing.T) {
 	// The device's owner (now Mallory) may renew its keys.
 	if res, text := e.jsonAs(mallory, http.MethodPost, "/push/subscriptions", body(bobs.Endpoint, hers.P256dh, hers.Auth)); res.StatusCode != http.StatusCreated {
 		t.Errorf("renewing one's own device's keys: %s %s, want 201", res.Status, text)
+	}
+}
+
+// TestReachSlackReplay: the very request of a click that answered,
+// replayed within Slack's five minutes, answers nothing more and the
+// clicker is told who answered; a click sent to a project without Slack,
+// or to no project, is refused before anything is read.
+func TestReachSlackReplay(t *testing.T) {
+	e := newReachTestEnv(t, func(pr *store.ProjectReach) {
+		pr.EscalateAfter, pr.SlackToken, pr.SlackSecret, pr.SlackChannel = 0, slackToken, slackSecret, "#parley"
+	})
+	e.reach.slack.AddUser("UYOU", "you@example.com")
+	bare, err := e.st.CreateProject(t.Context(), "No Slack", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess := e.newSession()
+	w := e.dial(sess.ID, 0)
+	w.prompt("pick a colour")
+	in := e.pendingAsk(sess.ID)
+	post := e.slackCall("chat.postMessage", 1, 30*time.Second)
+	here := e.web.URL + "/slack/interactions/" + strconv.FormatInt(e.project.ID, 10)
+	req := e.reach.slack.Click(t, here, slackSecret, "UYOU", in.ID, "choice:1", slacktest.ChannelID(post.Channel), post.TS, time.Now())
+	body, _ := io.ReadAll(req.Body)
+	send := func(url string) int {
+		t.Helper()
+		r, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Header = req.Header.Clone()
+		res, err := http.DefaultClient.Do(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	for _, url := range []string{e.web.URL + "/slack/interactions/" + strconv.FormatInt(bare.ID, 10), e.web.URL + "/slack/interactions/x"} {
+		if code := send(url); code != http.StatusNotFound {
+			t.Errorf("a click sent to %s: %d, want 404", url, code)
+		}
+	}
+	if s := e.askStatus(in.ID); s != "pending" {
+		t.Fatalf("after clicks sent elsewhere the ask is %s", s)
+	}
+	if code := send(here); code != http.StatusOK {
+		t.Fatalf("the click: %d", code)
+	}
+	w.waitFor(60*time.Second, "Green it is.")
+	if code := send(here); code != http.StatusOK {
+		t.Fatalf("the replayed click: %d, want 200 (the refusal goes to response_url)", code)
+	}
+	if told := e.slackCall("response_url", 1, 10*time.Second); !strings.Contains(told.Text, "Already answered by you") {
+		t.Errorf("the replay was told %q, want already answered by you", told.Text)
+	}
+	if got, _ := e.st.GetInput(t.Context(), in.ID); got.Status != "answered" {
+		t.Errorf("ask = %s, want answered once", got.Status)
+	}
+	if n := len(e.fake.Requests()); n != 2 {
+		t.Errorf("the model got %d requests, want 2 (one answer)", n)
 	}
 }
