@@ -131,6 +131,10 @@ func TestAuditPageScope(t *testing.T) {
 	if strings.Contains(page, "mine-marker") || !strings.Contains(page, "theirs-marker") {
 		t.Errorf("the project filter did not filter:\n%s", page)
 	}
+	page = e.getAs(tm["admin"], "/audit?action=sign_in&actor=olga")
+	if strings.Contains(page, "mine-marker") || len(rowsOn.FindAllString(page, -1)) != 1 || !strings.Contains(page, "owner@example.com") {
+		t.Errorf("the action and actor filters did not filter:\n%s", page)
+	}
 	for _, path := range []string{"/audit", "/audit/export"} {
 		resp := e.do(tm["member"], http.MethodGet, path, nil)
 		if resp.StatusCode != http.StatusForbidden {
