@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"parley/reach"
+	"parley/runner/fakeapi"
 	"parley/store"
 )
 
@@ -36,6 +38,9 @@ func TestReachEmail(t *testing.T) {
 	links := regexp.MustCompile(regexp.QuoteMeta(e.web.URL)+`/reach/a/([A-Za-z0-9_-]+)\?action=(choice%3A[01])`).FindAllStringSubmatch(m.Text, -1)
 	if len(links) != 2 || links[0][1] != links[1][1] || links[1][2] != "choice%3A1" {
 		t.Fatalf("links in the mail: %q, want Blue's and Green's with one token:\n%s", links, m.Text)
+	}
+	if !strings.Contains(m.Text, reach.AskURL(e.web.URL, sess.ID, in.ID)) {
+		t.Errorf("the mail lacks the ask's link:\n%s", m.Text)
 	}
 	if !strings.Contains(m.HTML, links[1][0]) {
 		t.Errorf("the HTML part lacks the link %s:\n%s", links[1][0], m.HTML)
@@ -142,4 +147,29 @@ func (e *env) postPage(u, action string) (int, string) {
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	return res.StatusCode, string(b)
+}
+
+// TestReachEmailOnlyOpensAComplexAsk: a question with three options has
+// no one-click answer: the e-mail links to the ask on its page and has no
+// answer links, and the phone's notification only opens it, with no token.
+func TestReachEmailOnlyOpensAComplexAsk(t *testing.T) {
+	three := map[string]any{"question": "Which colour?", "options": []map[string]string{{"label": "Blue"}, {"label": "Green"}, {"label": "Red"}}}
+	e := newEnv(t, fakeapi.Scenario{{Text: "Let me ask.", ToolName: askTool, ToolInput: three}}, envOptions{reach: true, quiet: true})
+	e.setReach(func(pr *store.ProjectReach) { pr.EscalateAfter = 0 })
+	if err := e.st.SetUserReach(t.Context(), e.user.ID, store.UserReach{TZ: "UTC", EmailAsks: true}); err != nil {
+		t.Fatal(err)
+	}
+	e.subscribe(e.user, "phone")
+	sess := e.newSession()
+	e.dial(sess.ID, 0).prompt("pick a colour")
+	in := e.pendingAsk(sess.ID)
+	m := e.nextMail(30 * time.Second)
+	if !strings.Contains(m.Text, "Which colour?") || !strings.Contains(m.Text, reach.AskURL(e.web.URL, sess.ID, in.ID)) ||
+		strings.Contains(m.Text, "/reach/a/") || strings.Contains(m.HTML, "/reach/a/") {
+		t.Errorf("mail:\n%s\nwant the question and its page's link, no answer links", m.Text)
+	}
+	_, pm := e.nextPush(10 * time.Second)
+	if pm.Token != "" || len(pm.Actions) != 1 || pm.Actions[0].ID != reach.ActOpen {
+		t.Errorf("push = %s, want Open only and no token", asJSON(pm))
+	}
 }
