@@ -56,6 +56,17 @@ func (r *Reacher) people(ctx context.Context, a store.ReachAsk, pr store.Project
 	if err != nil {
 		return people{}, err
 	}
+	// A deactivated account is reached by nothing: an ask's text is the
+	// project's, and its answers would be refused anyway.
+	ids := make([]int64, len(ms))
+	for i, m := range ms {
+		ids[i] = m.UserID
+	}
+	off, err := r.st.Deactivated(ctx, ids)
+	if err != nil {
+		return people{}, err
+	}
+	ms = slices.DeleteFunc(ms, func(m store.Member) bool { return off[m.UserID] })
 	p := people{answer: map[int64]bool{}}
 	for _, m := range ms {
 		if m.Role != "viewer" {

@@ -408,3 +408,31 @@ func (s *Store) PeekAnswerToken(ctx context.Context, hash []byte) (AnswerToken, 
 	}
 	return t, nil
 }
+
+// Deactivated returns which of ids are deactivated accounts.
+func (s *Store) Deactivated(ctx context.Context, ids []int64) (map[int64]bool, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT id FROM users WHERE id = ANY($1) AND deactivated_at IS NOT NULL`, ids)
+	off, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, fmt.Errorf("deactivated accounts: %w", err)
+	}
+	m := make(map[int64]bool, len(off))
+	for _, id := range off {
+		m[id] = true
+	}
+	return m, nil
+}
+
+// UserNames returns the display name (the name, else the e-mail) of each
+// of ids that exists.
+func (s *Store) UserNames(ctx context.Context, ids []int64) (map[int64]string, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT id, coalesce(nullif(name, ''), email) FROM users WHERE id = ANY($1)`, ids)
+	names := map[int64]string{}
+	var id int64
+	var name string
+	_, err := pgx.ForEachRow(rows, []any{&id, &name}, func() error { names[id] = name; return nil })
+	if err != nil {
+		return nil, fmt.Errorf("user names: %w", err)
+	}
+	return names, nil
+}
