@@ -71,16 +71,8 @@ func (s *Store) SyncOIDCGrants(ctx context.Context, userID int64, g OIDCGrants) 
 	}
 	defer tx.Rollback(ctx)
 	if g.Admin != nil {
-		if _, err := tx.Exec(ctx, `
-			WITH before AS (SELECT u.is_admin, i.admin_granted FROM users u JOIN oidc_identities i ON i.user_id = u.id WHERE u.id = $1 FOR UPDATE),
-			ids AS (UPDATE oidc_identities SET admin_granted = CASE
-					WHEN $2 THEN admin_granted OR NOT (SELECT is_admin FROM before)
-					ELSE false END
-				WHERE user_id = $1)
-			UPDATE users SET is_admin = CASE WHEN $2 THEN true
-				WHEN (SELECT admin_granted FROM before) THEN false ELSE is_admin END
-			WHERE id = $1`, userID, *g.Admin); err != nil {
-			return fmt.Errorf("sync admin of user %d: %w", userID, err)
+		if err := syncAdmin(ctx, tx, userID, *g.Admin); err != nil {
+			return err
 		}
 	}
 	for pid, role := range g.Roles {
@@ -90,6 +82,27 @@ func (s *Store) SyncOIDCGrants(ctx context.Context, userID int64, g OIDCGrants) 
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("sync grants of user %d: commit: %w", userID, err)
+	}
+	return nil
+}
+
+// syncAdmin gives the account the admin flag, or takes away one the
+// groups gave (admin_granted); a flag given by hand stays.
+func syncAdmin(ctx context.Context, tx pgx.Tx, userID int64, admin bool) error {
+	var isAdmin, granted bool
+	err := tx.QueryRow(ctx, `SELECT u.is_admin, coalesce(i.admin_granted, false)
+		FROM users u LEFT JOIN oidc_identities i ON i.user_id = u.id WHERE u.id = $1 FOR UPDATE OF u`, userID).Scan(&isAdmin, &granted)
+	if err != nil {
+		return fmt.Errorf("admin flag of user %d: %w", userID, notFound(err))
+	}
+	if admin == isAdmin || !admin && !granted {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `UPDATE users SET is_admin = $2 WHERE id = $1`, userID, admin); err != nil {
+		return fmt.Errorf("set admin of user %d: %w", userID, err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE oidc_identities SET admin_granted = $2 WHERE user_id = $1`, userID, admin); err != nil {
+		return fmt.Errorf("set admin of user %d: %w", userID, err)
 	}
 	return nil
 }
