@@ -295,3 +295,49 @@ func TestReachSlackReplay(t *testing.T) {
 		t.Errorf("the model got %d requests, want 2 (one answer)", n)
 	}
 }
+
+// TestDeliveriesHideAddresses: the deliveries line on an ask's card is
+// read by every member and viewer of the project; it names the person an
+// ask was e-mailed to, as it names whose phone it was pushed to, and
+// never shows their address (which only the project's owners see, on its
+// settings page) nor a failure's detail.
+func TestDeliveriesHideAddresses(t *testing.T) {
+	e := newReachTestEnv(t, func(pr *store.ProjectReach) { pr.FirstReach, pr.EscalateAfter = "starter", 0 })
+	bob := e.member("bob@example.com", "Bob", roleMember)
+	vic := e.member("vic@example.com", "Vic", roleViewer)
+	sess := e.newSession()
+	e.dial(sess.ID, 0).prompt("pick a colour")
+	in := e.pendingAsk(sess.ID)
+	for _, d := range []store.Delivery{
+		{InputID: in.ID, UserID: &bob.ID, Channel: "email", Target: "bob@example.com", Outcome: "sent"},
+		{InputID: in.ID, UserID: &bob.ID, Channel: "email", Target: "bob@example.com", Outcome: "failed", Detail: "550 bob@example.com: no such mailbox"},
+		{InputID: in.ID, UserID: &bob.ID, Channel: "push", Target: "Bob's phone", Outcome: "failed", Detail: "POST https://push.example.com/secret-endpoint: 500"},
+	} {
+		if err := e.st.AddDelivery(t.Context(), d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, u := range []*testUser{vic, bob} {
+		page := e.getAs(u, "/inbox")
+		if !strings.Contains(page, `id="ask-`+in.ID+`-reach"`) {
+			t.Logf("%s's inbox shows no card of the ask", u.Name)
+			continue
+		}
+		for _, leak := range []string{"bob@example.com", "secret-endpoint", "no such mailbox"} {
+			if strings.Contains(page, leak) && !(u == bob && leak == "bob@example.com") { // his own page shows his address
+				t.Errorf("%s's inbox shows %q", u.Name, leak)
+			}
+		}
+		if !strings.Contains(page, "e-mailed Bob") || !strings.Contains(page, "could not e-mail Bob") {
+			t.Errorf("%s's inbox does not say the ask was e-mailed to Bob", u.Name)
+		}
+	}
+	lines := e.srv.deliveriesOf(t.Context(), []string{in.ID})[in.ID]
+	var texts []string
+	for _, l := range lines {
+		texts = append(texts, l.Text)
+	}
+	if got := strings.Join(texts, " · "); !strings.Contains(got, "e-mailed Bob · could not e-mail Bob · could not reach Bob's phone") || strings.Contains(got, "@") {
+		t.Errorf("the card's deliveries = %q, want Bob named and no address", got)
+	}
+}

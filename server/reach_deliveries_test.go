@@ -42,10 +42,11 @@ func TestAskCardShowsDeliveries(t *testing.T) {
 		t.Fatalf("answer from the notification: %d %q", code, text)
 	}
 	w.waitFor(60*time.Second, "Green it is.")
-	if err := e.st.AddDelivery(t.Context(), store.Delivery{InputID: m.InputID, Channel: "email", Target: "bob@example.com", Outcome: "sent"}); err != nil {
+	bob := e.member("bob@example.com", "Bob", roleMember)
+	if err := e.st.AddDelivery(t.Context(), store.Delivery{InputID: m.InputID, UserID: &bob.ID, Channel: "email", Target: "bob@example.com", Outcome: "sent"}); err != nil {
 		t.Fatal(err)
 	}
-	page := e.dial(sess.ID, 0).waitFor(30*time.Second, `hx-swap-oob="innerHTML:#ask-`+m.InputID+`-reach"`, "e-mailed bob@example.com", "you answered from you&#39;s phone: Green")
+	page := e.dial(sess.ID, 0).waitFor(30*time.Second, `hx-swap-oob="innerHTML:#ask-`+m.InputID+`-reach"`, "e-mailed Bob", "you answered from you&#39;s phone: Green")
 	if !strings.Contains(page, sent+` <time datetime="`) || !regexp.MustCompile(`</time></span>\s*·\s*<span`).MatchString(page) {
 		t.Errorf("the reloaded session page's card lacks %q and the e-mail, one line:\n%s", sent, page)
 	}
@@ -61,7 +62,7 @@ func TestAskCardShowsDeliveries(t *testing.T) {
 		chromedp.CaptureScreenshot(&png),
 	)
 	_ = os.WriteFile(filepath.Join(artefactDir(t), "deliveries.png"), png, 0o644)
-	if !regexp.MustCompile(`^sent to you's phone \d\d:\d\d · e-mailed bob@example.com \d\d:\d\d$`).MatchString(strings.TrimSpace(line)) {
+	if !regexp.MustCompile(`^sent to you's phone \d\d:\d\d · e-mailed Bob \d\d:\d\d$`).MatchString(strings.TrimSpace(line)) {
 		t.Errorf("the card's deliveries in Chromium = %q", line)
 	}
 	if outcome != "You answered from you's phone: Green" {
@@ -77,7 +78,7 @@ func TestDeliveryText(t *testing.T) {
 		want string
 	}{
 		{store.Delivery{Channel: "push", Target: "Ann's phone", Outcome: "sent"}, "sent to Ann's phone"},
-		{store.Delivery{Channel: "email", Target: "bob@example.com", Outcome: "sent"}, "e-mailed bob@example.com"},
+		{store.Delivery{Channel: "email", Target: "Bob", Outcome: "sent"}, "e-mailed Bob"},
 		{store.Delivery{Channel: "slack", Target: "#ops", Outcome: "sent"}, "posted to #ops on Slack"},
 		{store.Delivery{Channel: "webhook", Target: "webhook", Outcome: "sent"}, "sent to the webhook"},
 		{store.Delivery{Channel: "push", Target: "Ann", Outcome: "suppressed"}, "not sent: Ann was looking"},

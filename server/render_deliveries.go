@@ -29,11 +29,40 @@ func (s *Server) deliveriesOf(ctx context.Context, inputIDs []string) map[string
 		s.log.Debug("deliveries", "err", err)
 		return nil
 	}
+	s.nameEmailed(ctx, ds)
 	out := map[string][]views.ReachLine{}
 	for _, d := range ds {
 		out[d.InputID] = append(out[d.InputID], reachLine(d))
 	}
 	return out
+}
+
+// nameEmailed puts the name of the person in place of the address of
+// each e-mail delivery: every member and viewer reads the card, and a
+// person's address is for the project's owners only (its settings page).
+func (s *Server) nameEmailed(ctx context.Context, ds []store.Delivery) {
+	var ids []int64
+	for _, d := range ds {
+		if d.Channel == "email" && d.UserID != nil {
+			ids = append(ids, *d.UserID)
+		}
+	}
+	names := map[int64]string{}
+	if len(ids) > 0 {
+		var err error
+		if names, err = s.st.UserNames(ctx, ids); err != nil {
+			s.log.Debug("deliveries", "err", err)
+		}
+	}
+	for i, d := range ds {
+		if d.Channel != "email" {
+			continue
+		}
+		ds[i].Target = "a member"
+		if d.UserID != nil && names[*d.UserID] != "" {
+			ds[i].Target = names[*d.UserID]
+		}
+	}
 }
 
 // withDeliveries adds to a backlog frame the deliveries of the asks its
