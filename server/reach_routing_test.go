@@ -189,36 +189,3 @@ func TestReachQuietHoursInTheirZone(t *testing.T) {
 		t.Errorf("deliveries: %s; want 'quiet' for you alone", showDeliveries(ds))
 	}
 }
-
-// TestReachQuietHoursInTheirZone: quiet hours are the person's local
-// time: yours are set around now in Tokyo (nine hours off UTC), so your
-// phone stays quiet; Bob's, the same clock times in UTC, are not now.
-func TestReachQuietHoursInTheirZone(t *testing.T) {
-	e := newReachTestEnv(t, func(pr *store.ProjectReach) { pr.FirstReach, pr.EscalateAfter = "all", 0 })
-	bob := e.member("bob@example.com", "Bob", roleMember)
-	tokyo, err := time.LoadLocation("Asia/Tokyo")
-	if err != nil {
-		t.Skip("no tz database:", err)
-	}
-	now := time.Now().In(tokyo)
-	mine := store.UserReach{QuietFrom: now.Add(-time.Hour).Format("15:04"), QuietTo: now.Add(time.Hour).Format("15:04"), TZ: "Asia/Tokyo"}
-	bobsQuiet := mine
-	bobsQuiet.TZ = "UTC"
-	if err := e.st.SetUserReach(t.Context(), e.user.ID, mine); err != nil {
-		t.Fatal(err)
-	}
-	if err := e.st.SetUserReach(t.Context(), bob.ID, bobsQuiet); err != nil {
-		t.Fatal(err)
-	}
-	e.subscribe(e.user, "phone")
-	bobs := e.subscribe(bob, "phone")
-	sess := e.newSession()
-	e.dial(sess.ID, 0).prompt("pick a colour")
-	in := e.pendingAsk(sess.ID)
-	e.pushTo(bobs.Endpoint, "Bob's", 30*time.Second)
-	e.noPush(2*time.Second, "it is your quiet time in Tokyo")
-	ds := e.waitDeliveries(in.ID, 0, func([]store.Delivery) bool { return true })
-	if !hasDelivery(ds, "push", "quiet", "you") || hasDelivery(ds, "push", "quiet", "Bob") {
-		t.Errorf("deliveries: %s; want 'quiet' for you alone", showDeliveries(ds))
-	}
-}
