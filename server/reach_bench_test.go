@@ -9,9 +9,12 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"parley/reach"
 	"parley/runner"
@@ -36,6 +39,9 @@ func BenchmarkReachPush(b *testing.B) {
 		b.Run(fmt.Sprintf("sessions=%d", n), func(b *testing.B) {
 			l := runReachLatency(b, n, reachAsksPer(n))
 			l.report(b, "push", "ask opened → push at the push service", l.push)
+			l.report(b, "push-claim", "  ask opened → the Reacher claimed its first stage (Postgres now())", l.claim)
+			l.report(b, "push-send", "  stage claimed → push at the push service", l.send)
+			l.report(b, "card", "ask opened → its card on the page (the same asks, for comparison)", l.card)
 			if n == 1 {
 				l.report(b, "push-from-event", "input_requested published → push at the push service", l.pushFromEvent)
 			}
@@ -69,9 +75,10 @@ func reachAsksPer(sessions int) int {
 
 // reachLatency is one run's latencies, sorted, warm-up asks left out.
 type reachLatency struct {
-	sessions                          int
-	push, pushFromEvent, answer, post []time.Duration
-	warmPush, warmAnswer              []time.Duration
+	sessions                                int
+	push, pushFromEvent, answer, post, card []time.Duration
+	claim, send                             []time.Duration // push split where the Reacher claimed the ask's first stage
+	warmPush, warmAnswer                    []time.Duration
 }
 
 // report reports p50 and p99 of l as metrics and figures, and prints them
@@ -95,6 +102,7 @@ type reachBench struct {
 	mu      sync.Mutex
 	arrived []time.Time // one per main request, in fakeapi's order
 	asks    map[string]*reachAsk
+	cards   map[string]time.Time // when each ask's card reached the page
 	errs    []error
 }
 
@@ -125,7 +133,7 @@ func reachScenario(n int, r *reachBench) fakeapi.Scenario {
 }
 
 func runReachLatency(b *testing.B, sessions, asks int) reachLatency {
-	r := &reachBench{asks: map[string]*reachAsk{}}
+	r := &reachBench{asks: map[string]*reachAsk{}, cards: map[string]time.Time{}}
 	e := newEnv(b, reachScenario(1+asks, r), envOptions{perTurn: true, quiet: true, reach: true, stampPublish: true})
 	r.e = e
 	if err := e.st.SetProjectReach(b.Context(), e.project.ID, store.ProjectReach{FirstReach: "starter", EscalateAfter: 0}); err != nil {
@@ -142,10 +150,7 @@ func runReachLatency(b *testing.B, sessions, asks int) reachLatency {
 		s := e.newSession()
 		ids = append(ids, s.ID)
 		w := e.dialAs(u, s.ID, 0)
-		go func() {
-			for range w.frames { // the page is not looked at; its frames are read and dropped
-			}
-		}()
+		go r.readPage(w)
 		w.prompt("pick colours")
 	}
 	b.ResetTimer()
@@ -158,6 +163,23 @@ func runReachLatency(b *testing.B, sessions, asks int) reachLatency {
 	cancel()
 	answering.Wait()
 	return r.latencies(b, sessions, ids)
+}
+
+// readPage reads a page that nobody looks at (it reports no visibility),
+// noting when each ask's card first arrives, for comparison.
+func (r *reachBench) readPage(w *ws) {
+	for f := range w.frames {
+		if !strings.Contains(f, `class="item ask"`) {
+			continue
+		}
+		if id, ok := inputID(f); ok {
+			r.mu.Lock()
+			if _, seen := r.cards[id]; !seen {
+				r.cards[id] = time.Now()
+			}
+			r.mu.Unlock()
+		}
+	}
 }
 
 // answerPushes answers every ask pushed, from the notification, after a
@@ -213,6 +235,7 @@ func (r *reachBench) latencies(b *testing.B, sessions int, ids []string) reachLa
 	}
 	// publishStamps keys its stamps by seq alone, which every session
 	// counts from 1: with more sessions they are not told apart.
+	claimed := r.claimed(b)
 	published := map[int64]time.Time{}
 	if sessions == 1 {
 		published = r.e.published.stamps()
@@ -241,15 +264,39 @@ func (r *reachBench) latencies(b *testing.B, sessions int, ids []string) reachLa
 				continue
 			}
 			l.push, l.answer, l.post = append(l.push, push), append(l.answer, answer), append(l.post, a.answered.Sub(a.sent))
+			if t, ok := claimed[in.ID]; ok {
+				l.claim, l.send = append(l.claim, t.Sub(in.CreatedAt)), append(l.send, a.pushAt.Sub(t))
+			}
+			if t, ok := r.cards[in.ID]; ok {
+				l.card = append(l.card, t.Sub(in.CreatedAt))
+			}
 			if t, ok := requested[in.ID]; ok {
 				l.pushFromEvent = append(l.pushFromEvent, a.pushAt.Sub(t))
 			}
 		}
 	}
-	for _, d := range [][]time.Duration{l.push, l.pushFromEvent, l.answer, l.post, l.warmPush, l.warmAnswer} {
+	for _, d := range [][]time.Duration{l.push, l.pushFromEvent, l.answer, l.post, l.card, l.claim, l.send, l.warmPush, l.warmAnswer} {
 		slices.Sort(d)
 	}
 	return l
+}
+
+// claimed maps each ask to when the Reacher claimed its first stage
+// (reach_stages.at, Postgres's now() as the claim's transaction began).
+func (r *reachBench) claimed(b *testing.B) map[string]time.Time {
+	conn, err := pgx.Connect(context.Background(), r.e.dbURL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	rows, _ := conn.Query(context.Background(), `SELECT input_id::text, at FROM reach_stages WHERE stage = 1`)
+	out := map[string]time.Time{}
+	var id string
+	var at time.Time
+	if _, err := pgx.ForEachRow(rows, []any{&id, &at}, func() error { out[id] = at; return nil }); err != nil {
+		b.Fatal(err)
+	}
+	return out
 }
 
 // requested lists the session's asks in order and when each one's
