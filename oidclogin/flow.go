@@ -110,7 +110,7 @@ func (p *Provider) verify(ctx context.Context, d *discovered, tok *oauth2.Token)
 	case err != nil:
 		return Identity{}, &Refusal{Reason: "id token invalid", Message: "The sign-in provider's answer could not be verified: start again from the login page.", Err: err}
 	}
-	return p.identity(idt)
+	return p.identity(ctx, d, idt, tok)
 }
 
 // Refusal is a sign-in refused: Message is the sentence the person sees,

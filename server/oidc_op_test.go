@@ -40,6 +40,9 @@ type testOP struct {
 	redirect string                   // Parley's callback, registered for the client
 	audience string                   // "" = the client's id; else the token endpoint's ID tokens are for this one
 	lifetime time.Duration            // of ID tokens; 0 = an hour
+	// lean: the ID token carries no e-mail or profile (the OP's default,
+	// OpenID Connect Core 5.4): they come from the userinfo endpoint.
+	lean bool
 }
 
 const (
@@ -147,7 +150,11 @@ func (c opClient) IDTokenLifetime() time.Duration {
 	return time.Hour
 }
 
-func (c opClient) IDTokenUserinfoClaimsAssertion() bool { return true }
+func (c opClient) IDTokenUserinfoClaimsAssertion() bool {
+	c.o.mu.Lock()
+	defer c.o.mu.Unlock()
+	return !c.o.lean
+}
 
 // opUsers is the provider's user store: the testOP's people.
 type opUsers struct{ o *testOP }

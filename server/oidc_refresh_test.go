@@ -74,3 +74,15 @@ func TestOIDCRemovedAtProviderEndsSignIn(t *testing.T) {
 	o.set(func(o *testOP) { delete(o.users, "alice") })
 	waitSignedOut(t, e, ctx, 5*time.Second, "the provider deleted alice (refresh 1 s)")
 }
+
+// TestOIDCEmailFromUserinfo: a provider that keeps the e-mail out of the
+// ID token (zitadel's default) still signs people in: Parley reads the
+// e-mail from the userinfo endpoint, for the ID token's subject.
+func TestOIDCEmailFromUserinfo(t *testing.T) {
+	e, o, ctx := ssoEnv(t, time.Hour, nil)
+	o.set(func(o *testOP) { o.lean = true })
+	opSignIn(t, e, ctx, "alice")
+	if who := signedInAs(t, e, ctx); who != "alice@example.com" {
+		t.Fatalf("signed in as %q, want alice@example.com", who)
+	}
+}
