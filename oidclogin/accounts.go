@@ -30,7 +30,7 @@ func (p *Provider) SignIn(ctx context.Context, id Identity) (store.User, string,
 		}
 	}
 	g, granted := p.grants(ctx, id.Groups)
-	if err := p.st.SyncOIDCGrants(ctx, u.ID, g); err != nil {
+	if err := p.sync(ctx, u, id.Email, g); err != nil {
 		return store.User{}, "", err
 	}
 	u, err = p.st.OIDCUser(ctx, id.Issuer, id.Subject) // the admin flag may have changed

@@ -85,7 +85,7 @@ func (p *Provider) check(ctx context.Context, s store.OIDCSession) (string, erro
 		return "the provider names another person", err
 	}
 	g, granted := p.grants(ctx, id.Groups)
-	if err := p.st.SyncOIDCGrants(ctx, s.UserID, g); err != nil {
+	if err := p.sync(ctx, u, id.Email, g); err != nil {
 		return "", err
 	}
 	if lost(s.Granted, granted) {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"golang.org/x/oauth2"
 
+	"parley/audit"
 	"parley/hub"
 	"parley/oidclogin"
 	"parley/runner/fakeapi"
@@ -205,6 +207,20 @@ func TestOIDCGroupChangeEndsSignIn(t *testing.T) {
 	u, _ := e.st.UserByEmail(t.Context(), "alice@example.com")
 	if a, _ := e.st.ProjectAccess(t.Context(), e.project.ID, u.ID); a.Role != "" {
 		t.Errorf("role in the project after leaving eng = %q, want none", a.Role)
+	}
+	// The audit trail holds what the groups did, as the system.
+	var got []string
+	rows, err := audit.New(e.st).List(t.Context(), audit.Filter{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rows {
+		if r.Target == "alice@example.com" && r.Surface == audit.System && r.ActorName == "groups at Test OP" {
+			got = append([]string{r.Action}, got...) // oldest first
+		}
+	}
+	if want := []string{audit.MemberAdd, audit.MemberRemove}; !slices.Equal(got, want) {
+		t.Errorf("audit rows of the groups' changes = %v, want %v", got, want)
 	}
 }
 

@@ -61,63 +61,82 @@ type OIDCGrants struct {
 	Roles map[int64]string
 }
 
+// OIDCChange is one change SyncOIDCGrants made: the admin flag (Admin set)
+// or a project role (Before → Role, "" = none).
+type OIDCChange struct {
+	Admin        *bool
+	ProjectID    int64
+	Before, Role string
+}
+
 // SyncOIDCGrants makes the account's admin flag and memberships what g
-// says, in one transaction. Only what the groups gave is taken away: an
-// admin flag or a membership given by hand stays.
-func (s *Store) SyncOIDCGrants(ctx context.Context, userID int64, g OIDCGrants) error {
+// says, in one transaction, and returns what changed. Only what the groups
+// gave is taken away: an admin flag or a membership given by hand stays.
+func (s *Store) SyncOIDCGrants(ctx context.Context, userID int64, g OIDCGrants) ([]OIDCChange, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
-		return fmt.Errorf("sync grants of user %d: %w", userID, err)
+		return nil, fmt.Errorf("sync grants of user %d: %w", userID, err)
 	}
 	defer tx.Rollback(ctx)
+	var changes []OIDCChange
 	if g.Admin != nil {
-		if err := syncAdmin(ctx, tx, userID, *g.Admin); err != nil {
-			return err
+		changed, err := syncAdmin(ctx, tx, userID, *g.Admin)
+		if err != nil {
+			return nil, err
+		}
+		if changed {
+			changes = append(changes, OIDCChange{Admin: g.Admin})
 		}
 	}
 	for pid, role := range g.Roles {
-		if err := syncRole(ctx, tx, userID, pid, role); err != nil {
-			return err
+		before, err := syncRole(ctx, tx, userID, pid, role)
+		if err != nil {
+			return nil, err
+		}
+		if before != role {
+			changes = append(changes, OIDCChange{ProjectID: pid, Before: before, Role: role})
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("sync grants of user %d: commit: %w", userID, err)
+		return nil, fmt.Errorf("sync grants of user %d: commit: %w", userID, err)
 	}
-	return nil
+	return changes, nil
 }
 
 // syncAdmin gives the account the admin flag, or takes away one the
 // groups gave (admin_granted); a flag given by hand stays.
-func syncAdmin(ctx context.Context, tx pgx.Tx, userID int64, admin bool) error {
+func syncAdmin(ctx context.Context, tx pgx.Tx, userID int64, admin bool) (bool, error) {
 	var isAdmin, granted bool
 	err := tx.QueryRow(ctx, `SELECT u.is_admin, coalesce(i.admin_granted, false)
 		FROM users u LEFT JOIN oidc_identities i ON i.user_id = u.id WHERE u.id = $1 FOR UPDATE OF u`, userID).Scan(&isAdmin, &granted)
 	if err != nil {
-		return fmt.Errorf("admin flag of user %d: %w", userID, notFound(err))
+		return false, fmt.Errorf("admin flag of user %d: %w", userID, notFound(err))
 	}
 	if admin == isAdmin || !admin && !granted {
-		return nil
+		return false, nil
 	}
 	if _, err := tx.Exec(ctx, `UPDATE users SET is_admin = $2 WHERE id = $1`, userID, admin); err != nil {
-		return fmt.Errorf("set admin of user %d: %w", userID, err)
+		return false, fmt.Errorf("set admin of user %d: %w", userID, err)
 	}
 	if _, err := tx.Exec(ctx, `UPDATE oidc_identities SET admin_granted = $2 WHERE user_id = $1`, userID, admin); err != nil {
-		return fmt.Errorf("set admin of user %d: %w", userID, err)
+		return false, fmt.Errorf("set admin of user %d: %w", userID, err)
 	}
-	return nil
+	return true, nil
 }
 
 // syncRole gives the account role in the project (none when ""), unless
-// it is a member by hand.
-func syncRole(ctx context.Context, tx pgx.Tx, userID, projectID int64, role string) error {
+// it is a member by hand, and returns the role it had (a member by hand
+// keeps theirs, which is returned as role: no change).
+func syncRole(ctx context.Context, tx pgx.Tx, userID, projectID int64, role string) (string, error) {
 	var byHand bool
-	err := tx.QueryRow(ctx, `SELECT NOT EXISTS (SELECT 1 FROM oidc_grants WHERE user_id = $1 AND project_id = $2)
-		FROM project_members WHERE user_id = $1 AND project_id = $2 FOR UPDATE`, userID, projectID).Scan(&byHand)
+	var before string
+	err := tx.QueryRow(ctx, `SELECT NOT EXISTS (SELECT 1 FROM oidc_grants WHERE user_id = $1 AND project_id = $2), role
+		FROM project_members WHERE user_id = $1 AND project_id = $2 FOR UPDATE`, userID, projectID).Scan(&byHand, &before)
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("project %d: membership of user %d: %w", projectID, userID, err)
+		return "", fmt.Errorf("project %d: membership of user %d: %w", projectID, userID, err)
 	}
 	if byHand {
-		return nil
+		return role, nil
 	}
 	q := []string{`DELETE FROM project_members WHERE user_id = $1 AND project_id = $2`,
 		`DELETE FROM oidc_grants WHERE user_id = $1 AND project_id = $2`}
@@ -131,10 +150,10 @@ func syncRole(ctx context.Context, tx pgx.Tx, userID, projectID int64, role stri
 	}
 	for _, sql := range q {
 		if _, err := tx.Exec(ctx, sql, args...); err != nil {
-			return fmt.Errorf("project %d: grant user %d %q: %w", projectID, userID, role, err)
+			return "", fmt.Errorf("project %d: grant user %d %q: %w", projectID, userID, role, err)
 		}
 	}
-	return nil
+	return before, nil
 }
 
 // OIDCSession is a sign-in made through the provider, due for its check.
