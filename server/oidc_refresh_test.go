@@ -4,6 +4,11 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+
+	"parley/oidclogin"
 )
 
 // runChecks runs the re-checks of the env's provider sign-ins, as serve
@@ -84,5 +89,36 @@ func TestOIDCEmailFromUserinfo(t *testing.T) {
 	opSignIn(t, e, ctx, "alice")
 	if who := signedInAs(t, e, ctx); who != "alice@example.com" {
 		t.Fatalf("signed in as %q, want alice@example.com", who)
+	}
+}
+
+// TestOIDCRolesFromGroups: of several groups naming one project the
+// highest role wins, and a membership given by hand is left alone by
+// groups that grant nothing there.
+func TestOIDCRolesFromGroups(t *testing.T) {
+	e, o, ctx := ssoEnv(t, time.Hour, func(c *oidclogin.Config) {
+		c.Grants = []oidclogin.Grant{{Group: "eng", Project: "Test project", Role: roleMember},
+			{Group: "leads", Project: "1", Role: roleOwner}} // by id: the env's project, the first made
+	})
+	o.setGroups("alice", "eng", "leads")
+	opSignIn(t, e, ctx, "alice")
+	u, err := e.st.UserByEmail(t.Context(), "alice@example.com")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, _ := e.st.ProjectAccess(t.Context(), e.project.ID, u.ID); a.Role != roleOwner {
+		t.Errorf("alice (eng and leads) has role %q, want owner", a.Role)
+	}
+	// The env's member, made by hand, signs in through the provider with no group.
+	o.addUser("you", e.user.Email)
+	step(t, ctx, "sign out", chromedp.ActionFunc(func(ctx context.Context) error {
+		return network.ClearBrowserCookies().Do(ctx)
+	}))
+	opSignIn(t, e, ctx, "you")
+	if who := signedInAs(t, e, ctx); who != e.user.Email {
+		t.Fatalf("signed in as %q, want %s", who, e.user.Email)
+	}
+	if a, _ := e.st.ProjectAccess(t.Context(), e.project.ID, e.user.ID); a.Role != roleMember {
+		t.Errorf("the member by hand has role %q after signing in with no group, want member still", a.Role)
 	}
 }
