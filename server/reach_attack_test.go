@@ -341,3 +341,33 @@ func TestDeliveriesHideAddresses(t *testing.T) {
 		t.Errorf("the card's deliveries = %q, want Bob named and no address", got)
 	}
 }
+
+// TestPushOfAHugeAsk: the model asks a 200 KB question whose two options
+// are 4,000 characters each. The push still leaves (its texts cut to fit
+// a push), its actions answer, and the model gets the whole option it
+// wrote. Before reach/connect's payloadOf was fixed, no push left: it
+// looped for ever shortening a body of "…".
+func TestPushOfAHugeAsk(t *testing.T) {
+	blue, green := "Blue "+strings.Repeat("b", 4000), "Green "+strings.Repeat("g", 4000)
+	e := newEnv(t, fakeapi.Scenario{
+		{Text: "Let me ask.", ToolName: askTool, ToolInput: map[string]any{"question": strings.Repeat("Which? ", 200<<10/7),
+			"options": []map[string]string{{"label": blue}, {"label": green}}}},
+		{Text: "Noted."},
+	}, envOptions{reach: true, quiet: true})
+	e.subscribe(e.user, "phone")
+	sess := e.newSession()
+	w := e.dial(sess.ID, 0)
+	w.prompt("pick a colour")
+	e.pendingAsk(sess.ID)
+	p, m := e.nextPush(60 * time.Second)
+	if len(p.Payload) > 3000 || len(m.Actions) != 2 || !strings.HasPrefix(m.Actions[1].Title, "Green ") || m.Token == "" {
+		t.Fatalf("push of %d bytes: %+v, want the ask's two actions and a token within a push", len(p.Payload), m)
+	}
+	if code, text := e.answerWithToken(m, "choice:1"); code != http.StatusOK {
+		t.Fatalf("answer from the notification: %d %q", code, text)
+	}
+	w.waitFor(60*time.Second, "Noted.")
+	if got, _ := e.lastToolResult(2); !strings.Contains(got, green) {
+		t.Errorf("the model got %.200q…, want the whole option it wrote", got)
+	}
+}
