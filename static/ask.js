@@ -30,6 +30,10 @@
     // No notification for a card the reader is looking at.
     if (!document.hidden && document.getElementById("ask-" + id)) return;
     if (!("Notification" in window) || Notification.permission !== "granted") return;
+    // A browser with push turned on (static/push.js) gets the ask from its
+    // service worker, with its actions and under the same tag: a page
+    // notification would replace that one with one that cannot answer.
+    if (localStorage.getItem("parley-push-device")) return;
     var note = new Notification("Claude needs you", { body: el.getAttribute("data-text") || "", tag: id });
     note.onclick = function () { window.focus(); location.href = el.getAttribute("data-url"); };
   }

@@ -85,8 +85,9 @@
     if (!supported()) return show("unsupported");
     if (Notification.permission === "denied") return show("denied");
     var m = mine();
+    if (m && $("devices") && !$(rowID(m.id))) { localStorage.removeItem(MINE); m = null; } // removed elsewhere
     markMine();
-    if (Notification.permission !== "granted" || !m || !$(rowID(m.id))) return show("off");
+    if (Notification.permission !== "granted" || !m) return show("off");
     navigator.serviceWorker.getRegistration("/").then(function (reg) {
       return reg ? reg.pushManager.getSubscription() : null;
     }).then(function (sub) { show(sub && sub.endpoint === m.endpoint ? "on" : "off"); }, function () { show("off"); });
@@ -197,6 +198,8 @@
   }
 
   function init() {
+    var page = $("notifications");
+    if (!page) return;
     var tz = $("tz");
     if (tz && window.Intl) {
       try {
@@ -211,11 +214,13 @@
       if (btn.classList.contains("push-test")) test(row, btn);
       if (btn.classList.contains("push-remove")) remove(row, btn);
     });
-    if (!$("push-device")) return; // the server has no push keys
-    var name = $("push-name");
-    if (name && !name.value) name.value = deviceName();
-    $("push-form").addEventListener("submit", enable);
-    refresh();
+    if ($("push-device")) { // else the server has no push keys
+      var name = $("push-name");
+      if (name && !name.value) name.value = deviceName();
+      $("push-form").addEventListener("submit", enable);
+      refresh();
+    }
+    page.setAttribute("data-js", "ready"); // the buttons work from now on (tests wait for it)
   }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", init);
