@@ -371,3 +371,36 @@ func TestPushOfAHugeAsk(t *testing.T) {
 		t.Errorf("the model got %.200q…, want the whole option it wrote", got)
 	}
 }
+
+// TestPushDevicesPerPerson: a member cannot register endpoint after
+// endpoint (each one a URL Parley then posts to at every ask, so a
+// thousand of them would turn each ask into a thousand requests to
+// hosts of their choosing): past reachweb.MaxDevices the API refuses and
+// says what to do, while re-registering a device one has still works.
+func TestPushDevicesPerPerson(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{}, envOptions{reach: true, quiet: true})
+	const keys = `"keys":{"p256dh":"BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM","auth":"tBHItJI5svbpez7KI4CCXg"}`
+	add := func(i int) (*http.Response, string) {
+		return e.jsonAs(e.user, http.MethodPost, "/push/subscriptions", `{"endpoint":"https://push.example.com/d`+strconv.Itoa(i)+`",`+keys+`}`)
+	}
+	var refusedAt int
+	for i := range 60 {
+		if res, text := add(i); res.StatusCode != http.StatusCreated {
+			refusedAt = i
+			t.Logf("device %d: %s %s", i, res.Status, text)
+			if res.StatusCode != http.StatusConflict || !strings.Contains(text, "Remove one") {
+				t.Errorf("device %d: %s %s, want 409 saying to remove one", i, res.Status, text)
+			}
+			break
+		}
+	}
+	if refusedAt == 0 || refusedAt > 20 {
+		t.Fatalf("refused at device %d, want at most 20 devices", refusedAt)
+	}
+	if res, text := add(0); res.StatusCode != http.StatusCreated {
+		t.Errorf("re-registering a device one has: %s %s, want 201", res.Status, text)
+	}
+	if ds, _ := e.st.PushDevices(t.Context(), e.user.ID); len(ds) != refusedAt {
+		t.Errorf("%d devices stored, want %d", len(ds), refusedAt)
+	}
+}

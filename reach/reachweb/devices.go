@@ -17,6 +17,10 @@ import (
 // maxSubscription bounds a PushSubscription's JSON.
 const maxSubscription = 8 << 10
 
+// MaxDevices is how many push devices one person may have: each is a URL
+// Parley posts to at every ask, so they are not without bound.
+const MaxDevices = 20
+
 // Devices serves a signed-in person's push devices. The server's own
 // middleware has checked the sign-in and the CSRF token before these run.
 type Devices struct {
@@ -79,6 +83,10 @@ func (h Devices) Add() http.Handler {
 			fail(w, http.StatusBadRequest, err.Error())
 			return
 		}
+		if msg := h.full(r.Context(), a.ID, s.Endpoint); msg != "" {
+			fail(w, http.StatusConflict, msg)
+			return
+		}
 		d, err := h.St.AddPushDevice(r.Context(), store.PushDevice{UserID: a.ID, Endpoint: s.Endpoint,
 			P256dh: s.Keys.P256dh, Auth: s.Keys.Auth, Name: deviceName(s.Name)})
 		if errors.Is(err, store.ErrEndpointTaken) {
@@ -91,6 +99,24 @@ func (h Devices) Add() http.Handler {
 		}
 		reply(w, http.StatusCreated, map[string]any{"id": d.ID, "name": d.Name})
 	})
+}
+
+// full says why the person uid may add no device with endpoint (they
+// have MaxDevices others already), or "".
+func (h Devices) full(ctx context.Context, uid int64, endpoint string) string {
+	ds, err := h.St.PushDevices(ctx, uid)
+	if err != nil {
+		return "" // AddPushDevice will say the store failed
+	}
+	for _, d := range ds {
+		if d.Endpoint == endpoint {
+			return ""
+		}
+	}
+	if len(ds) >= MaxDevices {
+		return "You have " + strconv.Itoa(len(ds)) + " devices with notifications on, the most Parley keeps. Remove one on the notifications page first."
+	}
+	return ""
 }
 
 // checkSubscription says what is wrong with s, or "".
