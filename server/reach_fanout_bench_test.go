@@ -28,17 +28,19 @@ import (
 // devices: a Reacher (as serve makes it, Web Push through webpush-go and
 // a netguard client) reaches a new permission ask (Allow / Deny, so each
 // device gets its own answer token) on 1,000 devices, and then takes it
-// back ("answered by") when it is answered. ns/op is the wall time of the
-// fan-out (Reacher.Once, which returns when every device was sent to and
-// its delivery recorded). One member with 1,000 devices is past the
-// API's cap (reachweb.MaxDevices, 20 a person; the store takes them) and
-// measures the cost per device; 100 members × 10 is a team's shape; allocs/op, B/op and cpu-ms (user and system
-// CPU time) count the whole test process while it runs, the receiving
-// push service's included, Postgres's not. takeback-ms is
-// the same for the 1,000 "answered" pushes. The Reacher sends one device
-// after another. Receivers: pushtest (checks
-// VAPID and decrypts, on the same 2 cores) or a sink that answers 201
-// unread, to tell Parley's cost from the receiver's. Run it a few times:
+// back ("answered by") when it is answered. The Reacher sends to one
+// device after another. One member with 1,000 devices is past the API's
+// cap (reachweb.MaxDevices, 20 a person; the store takes them) and
+// measures the cost per device; 100 members × 10 is a team's shape.
+//
+// ns/op is the wall time of the fan-out (Reacher.Once, which returns when
+// every device was sent to and its delivery recorded); allocs/op, B/op
+// and cpu-ms (user and system CPU time) count the whole test process
+// while it runs, the receiving push service's included, Postgres's not.
+// takeback-ms is the wall time of the 1,000 "answered" pushes. Receivers:
+// pushtest (checks VAPID and decrypts, on the same cores) or a sink that
+// answers 201 unread, to tell Parley's cost from the receiver's. Run it a
+// few times:
 //
 //	go test -tags bench ./server/ -run '^$' -bench BenchmarkReachFanout1000 -benchtime=3x
 func BenchmarkReachFanout1000(b *testing.B) {
