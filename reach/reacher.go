@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"slices"
+	"sync"
 	"time"
 
 	"parley/runner"
@@ -93,14 +94,32 @@ func (r *Reacher) Once(ctx context.Context) {
 		return
 	}
 	now := time.Now()
-	for _, a := range asks {
-		if a.Status != "pending" {
-			r.closed(ctx, a)
-			continue
-		}
-		r.pending(ctx, a, now)
+	// The asks one at a time cost each about a dozen round trips to
+	// Postgres before the first push: a few at once keep a burst of asks
+	// from queueing behind each other. Each stage is claimed in Postgres,
+	// so two workers (or replicas) never reach for the same stage.
+	next := make(chan store.ReachAsk)
+	var wg sync.WaitGroup
+	for range min(onceWorkers, len(asks)) {
+		wg.Go(func() {
+			for a := range next {
+				if a.Status != "pending" {
+					r.closed(ctx, a)
+					continue
+				}
+				r.pending(ctx, a, now)
+			}
+		})
 	}
+	for _, a := range asks {
+		next <- a
+	}
+	close(next)
+	wg.Wait()
 }
+
+// onceWorkers is how many asks Once works on at a time.
+const onceWorkers = 8
 
 // pending does the stages of an open ask that are due, unless someone
 // who may answer is looking at it.
