@@ -89,7 +89,10 @@ var pageTmpl = template.Must(template.New("confirm").Parse(`<!DOCTYPE html>
 func show(w http.ResponseWriter, status int, d page) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Referrer-Policy", "no-referrer") // the token is in the URL
+	// The token is in the URL: no other origin gets it as a Referer. Not
+	// no-referrer, with which a browser sends "Origin: null" on the page's
+	// own POST, which the server's Origin check refuses.
+	w.Header().Set("Referrer-Policy", "same-origin")
 	w.WriteHeader(status)
 	d.Text = strings.TrimSpace(d.Text)
 	pageTmpl.Execute(w, d)
