@@ -131,7 +131,7 @@ func (s *Server) renderLink(w http.ResponseWriter, r *http.Request, kind string,
 		HttpOnly: true, Secure: s.secure(r), SameSite: http.SameSiteStrictMode})
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Referrer-Policy", "no-referrer") // the token is in the URL
+	w.Header().Set("Referrer-Policy", "same-origin") // the token is in the URL; no-referrer would make the form's POST "Origin: null", refused by checkOrigin
 	w.WriteHeader(status)
 	_ = views.LinkPage(lv).Render(r.Context(), w)
 }
