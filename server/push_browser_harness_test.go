@@ -226,6 +226,37 @@ func (b *pushBrowser) displayed(prefix string) bool {
 // a notification).
 func (b *pushBrowser) click(t testing.TB, tag, action string) {
 	t.Helper()
+	var ok bool
+	b.inWorker(t, "click the notification", fmt.Sprintf(`self.registration.getNotifications({tag: %q}).then(ns => {
+		if (!ns.length) return false;
+		self.dispatchEvent(new NotificationEvent("notificationclick", {notification: ns[0], action: %q}));
+		return true;
+	})`, tag, action), &ok)
+	if !ok {
+		t.Fatalf("no notification tagged %q to click", tag)
+	}
+}
+
+// changeSubscription tells the worker, as the browser would, that the
+// push service replaced its subscription with sub (pushsubscriptionchange;
+// the event is dispatched in the worker with sub's toJSON).
+func (b *pushBrowser) changeSubscription(t testing.TB, sub webpush.Subscription) {
+	t.Helper()
+	j, _ := json.Marshal(map[string]any{"endpoint": sub.Endpoint, "expirationTime": nil,
+		"keys": map[string]string{"p256dh": sub.P256dh, "auth": sub.Auth}})
+	var ok bool
+	b.inWorker(t, "change the subscription", fmt.Sprintf(`(() => {
+		const ev = new Event("pushsubscriptionchange"), j = %s;
+		ev.newSubscription = { endpoint: j.endpoint, toJSON: () => j };
+		self.dispatchEvent(ev);
+		return true;
+	})()`, j), &ok)
+}
+
+// inWorker evaluates js in the service worker at /sw.js, awaiting a
+// promise, into out.
+func (b *pushBrowser) inWorker(t testing.TB, what, js string, out any) {
+	t.Helper()
 	infos, err := chromedp.Targets(b.ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -243,18 +274,9 @@ func (b *pushBrowser) click(t testing.TB, tag, action string) {
 	// closes its target, which stops the worker in the middle of its fetch.
 	swctx, cancel := chromedp.NewContext(b.ctx, chromedp.WithTargetID(sw))
 	t.Cleanup(cancel)
-	var ok bool
-	js := fmt.Sprintf(`self.registration.getNotifications({tag: %q}).then(ns => {
-		if (!ns.length) return false;
-		self.dispatchEvent(new NotificationEvent("notificationclick", {notification: ns[0], action: %q}));
-		return true;
-	})`, tag, action)
-	step(t, swctx, "click the notification", chromedp.Evaluate(js, &ok, func(p *runtime.EvaluateParams) *runtime.EvaluateParams {
+	step(t, swctx, what, chromedp.Evaluate(js, out, func(p *runtime.EvaluateParams) *runtime.EvaluateParams {
 		return p.WithAwaitPromise(true)
 	}))
-	if !ok {
-		t.Fatalf("no notification tagged %q to click", tag)
-	}
 }
 
 // rebindReach serves e's routes again, now that reachEnv.start has given

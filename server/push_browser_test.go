@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"parley/reach"
 	"parley/runner/fakeapi"
+	"parley/store"
 )
 
 // pushReady is the notifications page once static/push.js runs its buttons.
@@ -205,5 +207,40 @@ func TestBrowserPushNotificationAnswersTheAsk(t *testing.T) {
 	ns = pb.waitNotification(t, "Answered by you")
 	if len(ns) != 1 || ns[0].Tag != m.InputID || ns[0].Body != "from "+back.Via {
 		t.Errorf("after the take-back: %+v, want one notification: Answered by you, from %s", ns, back.Via)
+	}
+}
+
+// TestBrowserPushSubscriptionChange: when the push service replaces this
+// browser's subscription (pushsubscriptionchange), the service worker
+// registers the new one with Parley by itself, signed in through the
+// browser's cookie and the CSRF token of a page it fetches.
+func TestBrowserPushSubscriptionChange(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{}, envOptions{reach: true, quiet: true})
+	ctx := e.browser(t)
+	pb := newPushBrowser(t, ctx, e.web.URL, e.reach.push.Subscribe())
+	step(t, ctx, "turn notifications on",
+		chromedp.Navigate(e.web.URL+"/notifications"),
+		chromedp.WaitReady(pushReady, chromedp.ByQuery),
+		chromedp.Click(`#push-enable`, chromedp.ByID),
+		chromedp.WaitVisible(`#push-on`, chromedp.ByID),
+	)
+	renewed := e.reach.push.Subscribe()
+	pb.changeSubscription(t, renewed)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		ds, err := e.st.PushDevices(t.Context(), e.user.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i := slices.IndexFunc(ds, func(d store.PushDevice) bool { return d.Endpoint == renewed.Endpoint }); i >= 0 {
+			if d := ds[i]; d.P256dh != renewed.P256dh || d.Auth != renewed.Auth {
+				t.Errorf("renewed device = %+v, want the new keys", d)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after pushsubscriptionchange the devices are %+v; want the new endpoint", ds)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
