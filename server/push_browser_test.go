@@ -162,7 +162,8 @@ func TestBrowserNotificationsPageStates(t *testing.T) {
 // Green action answers through the single-use token with no cookie (the
 // open page adds no notification of its own for it), the
 // notification then says the server's "Answered.", the real CLI gets
-// the answer, and the take-back push replaces it with "Answered by".
+// the answer, and the take-back push replaces it with "Answered by". A
+// stale copy's action then shows the server's refusal.
 func TestBrowserPushNotificationAnswersTheAsk(t *testing.T) {
 	e := newEnv(t, colourScenario(), envOptions{reach: true, quiet: true})
 	ctx := e.browser(t)
@@ -176,10 +177,11 @@ func TestBrowserPushNotificationAnswersTheAsk(t *testing.T) {
 	sess := e.newSession()
 	w := e.dial(sess.ID, 0) // a socket that never reports visible: nobody is looking
 	w.prompt("pick a colour")
-	p, m := e.nextPush(60 * time.Second)
+	p0, m := e.nextPush(60 * time.Second)
 	if m.Type != reach.TypeAsk {
 		t.Fatalf("push = %+v, want the ask", m)
 	}
+	p := p0
 	pb.deliver(t, p.Payload)
 	ns := pb.waitNotification(t, m.Title)
 	got, _ := json.Marshal(ns)
@@ -207,6 +209,19 @@ func TestBrowserPushNotificationAnswersTheAsk(t *testing.T) {
 	ns = pb.waitNotification(t, "Answered by you")
 	if len(ns) != 1 || ns[0].Tag != m.InputID || ns[0].Body != "from "+back.Via {
 		t.Errorf("after the take-back: %+v, want one notification: Answered by you, from %s", ns, back.Via)
+	}
+
+	// A stale copy of the ask (a second device's, say): its action says why
+	// it cannot answer, in the server's words, and the model got one answer.
+	pb.deliver(t, p0.Payload)
+	pb.waitNotification(t, m.Title)
+	pb.click(t, m.InputID, "choice:0")
+	ns = pb.waitNotification(t, "")
+	if len(ns) != 1 || !(strings.HasPrefix(ns[0].Title, "This link has expired") || ns[0].Title == "Already answered by you.") {
+		t.Errorf("a spent token's action shows %+v, want the server's refusal", ns)
+	}
+	if n := len(e.fake.Requests()); n != 2 {
+		t.Errorf("the model got %d requests, want 2 (one answer)", n)
 	}
 }
 
