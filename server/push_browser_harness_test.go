@@ -278,17 +278,3 @@ func (b *pushBrowser) inWorker(t testing.TB, what, js string, out any) {
 		return p.WithAwaitPromise(true)
 	}))
 }
-
-// rebindReach serves e's routes again, now that reachEnv.start has given
-// the push-device API its Reacher: newEnv builds the handler before the
-// Reacher exists (its base URL is the web server's), and reachRoutes
-// copies reach.Devices with R nil, so POST /push/subscriptions/{id}/test
-// panics on a nil Reacher. serve (cmd/parley) has the Reacher first and
-// is not affected. No request has reached e.web yet when this runs.
-func rebindReach(e *env) {
-	e.t.Helper()
-	if e.reach == nil || e.reach.rch.Devices.R == nil {
-		e.t.Fatal("rebindReach: reach is not started")
-	}
-	e.web.Config.Handler = e.srv.Handler()
-}

@@ -33,7 +33,6 @@ const pushReady = `#notifications[data-js="ready"]`
 // removes the device, which also unsubscribes this browser.
 func TestBrowserNotificationsPage(t *testing.T) {
 	e := newEnv(t, fakeapi.Scenario{}, envOptions{reach: true, quiet: true})
-	rebindReach(e)
 	ctx := e.browser(t)
 	sub := e.reach.push.Subscribe()
 	pb := newPushBrowser(t, ctx, e.web.URL, sub)

@@ -5,6 +5,7 @@ import (
 
 	"parley/askuser"
 	"parley/limit"
+	"parley/reach/reachweb"
 	"parley/static"
 	"parley/store"
 )
@@ -71,11 +72,16 @@ func (s *Server) reachRoutes(mux *http.ServeMux) {
 	if s.reach == nil {
 		return
 	}
-	d := s.reach.Devices
-	mux.Handle("GET /push/key", d.Key())
-	mux.Handle("POST /push/subscriptions", d.Add())
-	mux.Handle("DELETE /push/subscriptions/{id}", d.Remove())
-	mux.Handle("POST /push/subscriptions/{id}/test", d.Test())
+	// The devices' handlers are made per request from s.reach.Devices,
+	// which may be completed after Handler (a test's Reacher needs the
+	// server's URL first).
+	d := func(h func(reachweb.Devices) http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h(s.reach.Devices).ServeHTTP(w, r) })
+	}
+	mux.Handle("GET /push/key", d(reachweb.Devices.Key))
+	mux.Handle("POST /push/subscriptions", d(reachweb.Devices.Add))
+	mux.Handle("DELETE /push/subscriptions/{id}", d(reachweb.Devices.Remove))
+	mux.Handle("POST /push/subscriptions/{id}/test", d(reachweb.Devices.Test))
 	mux.Handle("GET /notifications", s.handleNotifications())
 	mux.Handle("POST /notifications", s.handleNotificationsSave())
 	mux.Handle("POST /projects/{id}/settings/reach", s.handleReachSettingsSave())
