@@ -62,6 +62,11 @@ function answer(data, action) {
   var done = function (text) {
     return self.registration.showNotification(text, { tag: data.input_id, icon: ICON, silent: true, data: { url: data.url } });
   };
+  // The token goes only to this Parley: a PARLEY_PUBLIC_URL that names
+  // another origin than the one this worker came from is refused.
+  if (new URL(data.answer_url, self.location.origin).origin !== self.location.origin) {
+    return done("This notification answers at another address than this Parley's: open the ask to answer it.");
+  }
   return fetch(data.answer_url, {
     method: "POST", credentials: "omit",
     body: new URLSearchParams({ token: data.token, action: action })
