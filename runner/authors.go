@@ -126,6 +126,10 @@ func (r *Run) turnFinished(ctx context.Context) {
 	if len(r.inFlight) > 0 {
 		r.inFlight = r.inFlight[1:]
 	}
+	// Turns the CLI folded into the one that ended are over too.
+	if n := len(r.inFlight); n > r.turns {
+		r.inFlight = r.inFlight[n-r.turns:]
+	}
 	r.stopBarredTurn(ctx)
 }
 

@@ -20,6 +20,9 @@ func (r *Run) handleLine(ctx context.Context, l Line) {
 		}
 		return
 	}
+	if l.Type == "user" && r.promptRead(l.Raw) {
+		return // the prompt event says it already
+	}
 	if l.Type == "result" {
 		// A turn's end is not batched: what came before it is written, then
 		// the totals, then the result, so whoever sees the result (frame or
@@ -82,13 +85,30 @@ func (r *Run) handleResult(ctx context.Context, raw json.RawMessage) {
 	}
 	cost := res.turnCost(r.lastCost)
 	r.lastCost = res.TotalCostUSD
-	// One result ends one turn; a turn queued behind it starts now.
+	// One result ends one turn; a turn queued behind it starts now. But
+	// the CLI folds a prompt sent while a tool call runs into the running
+	// turn, with one result for both (fold_test.go): the turns left are at
+	// most the prompts it has not read yet.
 	if r.turns > 0 {
 		r.turns--
 	}
+	r.turns = min(r.turns, r.unread)
 	r.outcome = res.outcome()
 	r.turnEnded()
 	r.changeSession(ctx, SessionChange{Status: r.status(), CostUSD: cost, Turns: res.NumTurns})
+}
+
+// promptRead says whether raw, a user line, is the CLI's echo of a prompt
+// it read (--replay-user-messages), and counts it read.
+func (r *Run) promptRead(raw json.RawMessage) bool {
+	var u struct {
+		IsReplay bool `json:"isReplay"`
+	}
+	if json.Unmarshal(raw, &u) != nil || !u.IsReplay {
+		return false
+	}
+	r.unread = max(r.unread-1, 0)
+	return true
 }
 
 // status is the session status the run's state implies.

@@ -129,6 +129,9 @@ func (c Config) args(s Spec) ([]string, error) {
 		"--output-format", "stream-json",
 		"--verbose", "--include-partial-messages",
 		"--permission-prompt-tool", "stdio",
+		// The CLI echoes each prompt when it reads it into the conversation,
+		// which tells a prompt folded into the running turn (lines.go).
+		"--replay-user-messages",
 	}
 	args = append(args, settingsArgs...)
 	if s.Resume {

@@ -59,6 +59,7 @@ type Run struct {
 	pending  map[string]pendingAsk
 	plans    map[string]string // ExitPlanMode tool_use id → the model's plan argument
 	turns    int               // turns written and not yet ended by a result
+	unread   int               // turns written that the CLI has not echoed as read yet (lines.go)
 	initSeen bool              // the CLI printed system/init: its conversation is loaded
 	// unconfirmed are the turns written before system/init; resumeFailed
 	// says the CLI could not load the conversation to --resume.

@@ -88,6 +88,7 @@ func (r *Run) writeTurn(ctx context.Context, t sentTurn) error {
 	if err == nil {
 		r.turnWritten(t)
 		r.turns++
+		r.unread++
 		if r.turns == 1 {
 			r.changeSession(ctx, SessionChange{Status: r.status()})
 		}
