@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"net/url"
+	"parley/metrics"
 	"strconv"
 	"strings"
 	"testing"
@@ -57,7 +58,7 @@ type route struct {
 }
 
 func TestAuthorizationMatrix(t *testing.T) {
-	e := newEnv(t, fakeapi.Scenario{}, envOptions{quiet: true, sso: startOP(t).provider(time.Hour, nil)})
+	e := newEnv(t, fakeapi.Scenario{}, envOptions{quiet: true, reach: true, metrics: metrics.New(nil, nil), sso: startOP(t).provider(time.Hour, nil)})
 	tm := newTeam(e)
 	sess := e.newSession()
 	pid := strconv.FormatInt(e.project.ID, 10)
@@ -89,6 +90,33 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"POST", pp + "/settings/members", url.Values{"email": {"viewer@example.com"}, "role": {"king"}}, toManage, 400},
 		{"POST", pp + "/settings/members/" + viewerID, url.Values{"role": {"king"}}, toManage, 400},
 		{"POST", pp + "/settings/members/" + outsiderID + "/remove", url.Values{}, toManage, 400},
+		// Routes the matrix did not list before issue 31: a session's
+		// worktree, the project's ask and MCP settings, API tokens, the
+		// probes and metrics (/metrics: loopback as Parley's own uid).
+		{"POST", sp + "/worktree/merge", url.Values{}, toPrompt, 400},
+		{"POST", sp + "/worktree/discard", url.Values{}, toPrompt, 400},
+		{"POST", pp + "/settings/asks", url.Values{"expiry_days": {"-1"}}, toManage, 400},
+		{"POST", pp + "/settings/mcp", url.Values{"max_budget": {"x"}}, toManage, 400},
+		{"GET", "/tokens", nil, signedIn, 200},
+		{"POST", "/tokens", url.Values{"name": {" "}}, signedIn, 400},
+		{"POST", "/tokens/999999/revoke", url.Values{}, signedIn, 404},
+		{"GET", "/readyz", nil, public, 200},
+		{"GET", "/metrics", nil, public, 200},
+		// Reach (issue 30): a person's notifications, the project's reach
+		// settings, and the routes whose credential is a token or a
+		// signature, not a sign-in.
+		{"GET", "/notifications", nil, signedIn, 200},
+		{"POST", "/notifications", url.Values{"quiet_from": {"25:00"}}, signedIn, 400},
+		{"GET", "/push/key", nil, signedIn, 200},
+		{"POST", "/push/subscriptions", url.Values{}, signedIn, 400},
+		{"POST", "/push/subscriptions/999999/test", url.Values{}, signedIn, 404},
+		{"POST", pp + "/settings/reach", url.Values{"first_reach": {"nobody"}}, toManage, 400},
+		{"GET", "/sw.js", nil, public, 200},
+		{"GET", "/manifest.webmanifest", nil, public, 200},
+		{"POST", "/reach/answer", url.Values{}, public, 400},
+		{"GET", "/reach/a/no-such-token?action=allow", nil, public, 200}, // a page saying the link is dead
+		{"POST", "/reach/a/no-such-token", url.Values{"action": {"allow"}}, public, 403},
+		{"POST", "/slack/interactions/999999", url.Values{}, public, 404},
 		{"GET", "/audit", nil, ownsAny, 200},
 		{"GET", "/audit/export", nil, ownsAny, 200},
 		// Web administration (admin.go, account.go, invite.go): forms that
@@ -193,7 +221,7 @@ func cloneValues(v url.Values) map[string][]string {
 
 // TestWebSocketMatrix: the upgrade and each WS action, by role.
 func TestWebSocketMatrix(t *testing.T) {
-	e := newEnv(t, fakeapi.Scenario{}, envOptions{quiet: true})
+	e := newEnv(t, fakeapi.Scenario{}, envOptions{quiet: true, reach: true})
 	tm := newTeam(e)
 	sess := e.newSession()
 	url := "ws" + strings.TrimPrefix(e.web.URL, "http") + "/sessions/" + sess.ID + "/ws"
@@ -216,20 +244,37 @@ func TestWebSocketMatrix(t *testing.T) {
 		"prompt": "Viewers can watch this project but not prompt",
 		"stop":   "Viewers can watch this project but not prompt or stop",
 		"answer": "Viewers can watch this project but not answer",
+		"retry":  "Viewers can watch this project but not prompt",
 	}
 	msgs := map[string]map[string]any{
 		"prompt": {"action": "prompt", "text": " "},
 		"stop":   {"action": "stop"},
 		"answer": {"action": "answer", "input_id": "00000000-0000-4000-8000-000000000000", "decision": "deny"},
+		"retry":  {"action": "retry"},
 	}
 	for _, role := range []string{"viewer", "member", "owner", "admin"} {
 		w := e.dialAs(tm[role], sess.ID, 0)
-		for _, act := range []string{"prompt", "stop", "answer"} {
+		for _, act := range []string{"prompt", "stop", "answer", "retry"} {
 			w.send(msgs[act])
 			got := w.waitFor(10*time.Second, `class="toast`)
 			if isDenied := strings.Contains(got, denied[act]); isDenied != (role == "viewer") {
 				t.Errorf("WS %s as %s: denied=%v; frames:\n%s", act, role, isDenied, got)
 			}
+		}
+		// Every role that may watch may say it is looking (reach counts
+		// only those who may answer).
+		w.send(map[string]any{"action": "visible", "visible": true})
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			got, _ := e.st.LookingAt(t.Context(), e.project.ID, sess.ID, []int64{tm[role].ID})
+			if len(got) == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("WS visible as %s: not recorded", role)
+				break
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 		w.conn.Close()
 	}
