@@ -161,7 +161,8 @@ func TestSettingsCoverEveryVariable(t *testing.T) {
 	literal := regexp.MustCompile(`"(PARLEY_[A-Z0-9_]+|ANTHROPIC_[A-Z_]+)"|[Gg]etenv\("([A-Z][A-Z0-9_]+)"\)`)
 	// Not the operator's: the process's own (HOME, a run's TMPDIR), the
 	// CLI's, and the test suite's.
-	internal := map[string]bool{"HOME": true, "XDG_DATA_HOME": true, "TMPDIR": true, "ASK_USER_CONFIG": true, "PARLEY_REQUIRE_ALL": true}
+	// USER names the shell user an admin command runs as, in the audit trail.
+	internal := map[string]bool{"HOME": true, "USER": true, "XDG_DATA_HOME": true, "TMPDIR": true, "ASK_USER_CONFIG": true, "PARLEY_REQUIRE_ALL": true}
 	var files []string
 	err := filepath.WalkDir("../..", func(path string, d fs.DirEntry, err error) error {
 		switch {
