@@ -58,7 +58,7 @@ func attackSuite(t *testing.T, isolation string) {
 		sc = append(sc, fakeapi.Step{ToolName: "Bash"}, fakeapi.Step{Text: "OUT " + fakeapi.ToolResultPlaceholder})
 	}
 	sc = append(sc, fakeapi.Step{Text: "A fresh session."})
-	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, nice: 10})
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, nice: 10, reach: true})
 	hookMarker := filepath.Join(e.dataDir, "projects", fmt.Sprint(e.project.ID), "workspace", "HOOK_RAN")
 	a[len(a)-1] = plantAttack(hookMarker)
 
@@ -102,7 +102,7 @@ func attackSuite(t *testing.T, isolation string) {
 		t.Fatalf("B's run has no tokens to attack: %+v", specB)
 	}
 	vars := strings.NewReplacer("{WS_B}", wsB, "{DATA}", e.dataDir, "{TOKEN_FILE}", specB.AskConfigPath,
-		"{PID_B}", fmt.Sprint(runB.Pid()), "{TOKEN_FILE_NAME}", filepath.Base(specB.AskConfigPath), "{TOKEN_B}", specB.ModelToken, "{DB_URL}", e.dbURL, "{PSQL}", psql())
+		"{PID_B}", fmt.Sprint(runB.Pid()), "{TOKEN_FILE_NAME}", filepath.Base(specB.AskConfigPath), "{TOKEN_B}", specB.ModelToken, "{DB_URL}", e.dbURL, "{PSQL}", psql(), "{WEB}", e.web.URL)
 	for i := range a {
 		a[i].command = vars.Replace(a[i].command)
 		e.fake.SetStep(1+2*i, fakeapi.Step{ToolName: "Bash", ToolInput: map[string]any{"command": a[i].command}})
@@ -181,6 +181,15 @@ func attacks() []attack {
 		{name: "gain a privilege through a set-uid program",
 			command:  `grep NoNewPrivs /proc/self/status`,
 			mustShow: []string{"NoNewPrivs:\t1"}},
+		// Reach (issue 30): a run reaches the web port in uid mode (not in
+		// bubblewrap), where answers come with a token instead of a
+		// sign-in; it has neither, nor the push keys.
+		{name: "answer an ask and take the push keys through the web port",
+			command: `curl -s -m 5 -d 'token=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA&action=allow' {WEB}/reach/answer; echo; ` +
+				`curl -s -m 5 {WEB}/push/key; echo; ` +
+				`curl -s -m 5 -H 'Content-Type: application/json' -d '{"endpoint":"https://push.example.com/x","keys":{"p256dh":"x","auth":"y"}}' {WEB}/push/subscriptions; echo END`,
+			mustNot:  []string{"Answered.", "publicKey", `"id"`},
+			mustShow: []string{"END"}},
 		{name: "take the CPU back from the server",
 			command:  `awk '{print "nice=" $19}' /proc/self/stat; renice -n 0 -p $$; awk '{print "nice=" $19}' /proc/self/stat`,
 			mustNot:  []string{"nice=0"},
