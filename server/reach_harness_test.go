@@ -66,7 +66,7 @@ func newReachEnv(t testing.TB, st *store.Store, log *slog.Logger) *reachEnv {
 	check := func(u string) error { _, err := netguard.CheckURL(u, r.allowed); return err }
 	r.rch = &Reach{Answers: reachweb.Answers{A: ans},
 		Devices: reachweb.Devices{St: st, PublicKey: pub, CheckEndpoint: check},
-		Slack:   reachweb.Slack{St: st, A: ans, API: r.slack.URL, Client: netguard.Client(r.allowed, 0), Log: log},
+		Slack:   reachweb.Slack{St: st, A: ans, API: r.slack.URL, Log: log},
 		Check:   check, SlackAPI: r.slack.URL}
 	return r
 }

@@ -87,7 +87,7 @@ func newReach(ctx context.Context, c reachConfig, addr string, st *store.Store, 
 	check := func(endpoint string) error { _, err := netguard.CheckURL(endpoint, allowed); return err }
 	rc := &server.Reach{Reacher: r, Answers: reachweb.Answers{A: ans},
 		Devices: reachweb.Devices{St: st, R: r, PublicKey: keys.Public, CheckEndpoint: check},
-		Slack:   reachweb.Slack{St: st, A: ans, API: c.SlackAPIURL, Client: netguard.Client(allowed, 0), Log: log},
+		Slack:   reachweb.Slack{St: st, A: ans, API: c.SlackAPIURL, Log: log},
 		Check:   check, SlackAPI: c.SlackAPIURL}
 	return rc, func(s act.Service) { acts.Service = s }, nil
 }

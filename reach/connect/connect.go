@@ -11,8 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
-	"strings"
 	"time"
 
 	"parley/reach"
@@ -45,7 +43,7 @@ func Channels(cfg Config) reach.Channels {
 		cfg.Timeout = 10 * time.Second
 	}
 	client := netguard.Client(cfg.Allowed, cfg.Timeout)
-	ch := reach.Channels{Slack: slackChat{api: cfg.SlackAPIURL}, Hook: hook{client: client}}
+	ch := reach.Channels{Slack: slack.Chat{APIURL: cfg.SlackAPIURL}, Hook: webhook.Hook{Client: client}}
 	if cfg.Keys.Public != "" {
 		ch.Push = pusher{s: &webpush.Sender{Keys: cfg.Keys, Subject: cfg.Subject, Client: client}}
 	}
@@ -112,39 +110,6 @@ func line(s string) string {
 		return s
 	}
 	return string(r[:maxLine-1]) + "…"
-}
-
-// slackChat posts to each project's Slack app.
-type slackChat struct{ api string }
-
-func (s slackChat) conn(pr store.ProjectReach) slack.Conn {
-	return slack.Conn{Token: pr.SlackToken, SigningSecret: pr.SlackSecret, Channel: pr.SlackChannel, APIURL: s.api}
-}
-
-func (s slackChat) Post(ctx context.Context, pr store.ProjectReach, m reach.Message) (string, error) {
-	channel, ts, err := slack.Post(ctx, s.conn(pr), m)
-	if err != nil {
-		return "", err
-	}
-	return channel + "/" + ts, nil
-}
-
-func (s slackChat) Update(ctx context.Context, pr store.ProjectReach, ref string, m reach.Message) error {
-	channel, ts, ok := strings.Cut(ref, "/")
-	if !ok {
-		return fmt.Errorf("slack message reference %q is not channel/ts", ref)
-	}
-	return slack.Update(ctx, s.conn(pr), channel, ts, m)
-}
-
-// SlackConn is the Slack connection of a project's settings.
-func SlackConn(pr store.ProjectReach, api string) slack.Conn { return slackChat{api: api}.conn(pr) }
-
-// hook posts to each project's webhook.
-type hook struct{ client *http.Client }
-
-func (h hook) Post(ctx context.Context, pr store.ProjectReach, m reach.Message) error {
-	return webhook.Post(ctx, h.client, pr.WebhookURL, pr.WebhookSecret, m)
 }
 
 // Mailer sends asks by e-mail through the SMTP server of c.

@@ -1,9 +1,7 @@
 package reachweb
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -11,7 +9,6 @@ import (
 	"time"
 
 	"parley/reach"
-	"parley/reach/connect"
 	"parley/reach/slack"
 	"parley/store"
 )
@@ -29,9 +26,7 @@ type Slack struct {
 	St  *store.Store
 	A   *reach.Answerer
 	API string // Slack's Web API URL ("" = slack.com; tests)
-	// Client posts to response_url (a netguard client).
-	Client *http.Client
-	Log    *slog.Logger
+	Log *slog.Logger
 }
 
 func (h Slack) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -68,7 +63,9 @@ func (h Slack) click(ctx context.Context, pid int64, pr store.ProjectReach, it s
 	defer cancel()
 	out := h.answer(ctx, pid, pr, it)
 	if out.Status != http.StatusOK {
-		h.tell(ctx, it.ResponseURL, out.Text)
+		if err := slack.Tell(ctx, slack.ConnOf(pr, h.API), it.ResponseURL, out.Text); err != nil {
+			h.Log.Info("slack: telling the clicker", "input_id", it.InputID, "err", err)
+		}
 	}
 	h.Log.Info("slack answer", "project_id", pid, "input_id", it.InputID, "slack_user", it.UserID, "status", out.Status, "outcome", out.Text)
 }
@@ -81,7 +78,7 @@ func (h Slack) answer(ctx context.Context, pid int64, pr store.ProjectReach, it 
 	if sess, err := h.St.GetSession(ctx, in.SessionID); err != nil || sess.ProjectID != pid {
 		return reach.Outcome{Status: http.StatusForbidden, Text: "This ask is not one of this Slack app's project."}
 	}
-	email, err := slack.EmailOf(ctx, connect.SlackConn(pr, h.API), it.UserID)
+	email, err := slack.EmailOf(ctx, slack.ConnOf(pr, h.API), it.UserID)
 	if err != nil {
 		return reach.Outcome{Status: http.StatusForbidden, Text: "Parley could not read your Slack e-mail address, by which it knows you: " + err.Error()}
 	}
@@ -93,20 +90,4 @@ func (h Slack) answer(ctx context.Context, pid int64, pr store.ProjectReach, it 
 		return reach.Outcome{Status: http.StatusServiceUnavailable, Text: "Parley could not look you up; try again."}
 	}
 	return h.A.As(ctx, u.ID, in.ID, it.Action, "Slack")
-}
-
-// tell says text to the clicker alone (an ephemeral message).
-func (h Slack) tell(ctx context.Context, responseURL, text string) {
-	if responseURL == "" || h.Client == nil {
-		return
-	}
-	b, _ := json.Marshal(map[string]any{"response_type": "ephemeral", "replace_original": false, "text": text})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, responseURL, bytes.NewReader(b))
-	if err != nil {
-		return
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if res, err := h.Client.Do(req); err == nil {
-		res.Body.Close()
-	}
 }

@@ -21,8 +21,12 @@ type Chat struct {
 
 var _ reach.Chat = Chat{}
 
-func (ch Chat) conn(pr store.ProjectReach) Conn {
-	return Conn{Token: pr.SlackToken, SigningSecret: pr.SlackSecret, Channel: pr.SlackChannel, APIURL: ch.APIURL}
+func (ch Chat) conn(pr store.ProjectReach) Conn { return ConnOf(pr, ch.APIURL) }
+
+// ConnOf is the Slack connection of a project's settings; api replaces
+// Slack's Web API URL ("" = slack.com; tests).
+func ConnOf(pr store.ProjectReach, api string) Conn {
+	return Conn{Token: pr.SlackToken, SigningSecret: pr.SlackSecret, Channel: pr.SlackChannel, APIURL: api}
 }
 
 // Post posts m to the project's channel.
