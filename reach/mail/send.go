@@ -26,6 +26,23 @@ func Send(ctx context.Context, c Config, to string, m reach.Message, links []Lin
 	if err != nil {
 		return err
 	}
+	return send(ctx, c, msg)
+}
+
+// SendText mails a short plain-text message (an invitation, a password
+// reset) to one address, through the same client as Send.
+func SendText(ctx context.Context, c Config, to, subject, text string) error {
+	msg, err := newMsg(c, to, subject)
+	if err != nil {
+		return err
+	}
+	msg.SetBodyString(gomail.TypeTextPlain, text)
+	return send(ctx, c, msg)
+}
+
+// send delivers msg through the SMTP server of c, bounded by c.Timeout
+// and by ctx.
+func send(ctx context.Context, c Config, msg *gomail.Msg) error {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout())
 	defer cancel()
 	client, err := newClient(ctx, c)
@@ -44,11 +61,22 @@ func Send(ctx context.Context, c Config, to string, m reach.Message, links []Lin
 // build makes the message. go-mail writes the subject as an encoded word
 // and the addresses from net/mail, but the checks here do not rely on it.
 func build(c Config, to string, m reach.Message, links []Link) (*gomail.Msg, error) {
-	rcpt, err := recipient(to)
+	subject, text, html, err := Render(m, links)
 	if err != nil {
 		return nil, err
 	}
-	subject, text, html, err := Render(m, links)
+	msg, err := newMsg(c, to, subject)
+	if err != nil {
+		return nil, err
+	}
+	msg.SetBodyString(gomail.TypeTextPlain, text)
+	msg.AddAlternativeString(gomail.TypeTextHTML, html)
+	return msg, nil
+}
+
+// newMsg makes a message to one address with its headers and no body.
+func newMsg(c Config, to, subject string) (*gomail.Msg, error) {
+	rcpt, err := recipient(to)
 	if err != nil {
 		return nil, err
 	}
@@ -64,8 +92,6 @@ func build(c Config, to string, m reach.Message, links []Link) (*gomail.Msg, err
 	msg.SetDate()
 	// RFC 3834: a machine-sent notification; vacation replies skip it.
 	msg.SetGenHeader("Auto-Submitted", "auto-generated")
-	msg.SetBodyString(gomail.TypeTextPlain, text)
-	msg.AddAlternativeString(gomail.TypeTextHTML, html)
 	return msg, nil
 }
 
