@@ -86,7 +86,7 @@ func (r *Reacher) Run(ctx context.Context) {
 
 // Once does what is due for every ask now.
 func (r *Reacher) Once(ctx context.Context) {
-	asks, err := r.st.ReachAsks(ctx, stageClosed)
+	asks, err := r.st.ReachAsks(ctx, stageEscalate, stageClosed)
 	if err != nil {
 		if ctx.Err() == nil {
 			r.log.Warn("reach: reading the asks", "err", err)

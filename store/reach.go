@@ -273,15 +273,16 @@ const reachAskColumns = `i.id, i.session_id, s.project_id, i.kind, i.payload, i.
 	coalesce((SELECT array_agg(stage ORDER BY stage) FROM reach_stages r WHERE r.input_id = i.id), '{}') AS stages`
 
 // ReachAsks lists the asks reach still has work on: pending asks of the
-// last day, and closed ones with deliveries to take back (no stage
-// closed yet).
-func (s *Store) ReachAsks(ctx context.Context, closed int) ([]ReachAsk, error) {
+// last day whose last stage (last) is not done, and closed ones with
+// deliveries to take back (no stage closed yet).
+func (s *Store) ReachAsks(ctx context.Context, last, closed int) ([]ReachAsk, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT `+reachAskColumns+`
 		FROM inputs i JOIN sessions s ON s.id = i.session_id
-		WHERE (i.status = 'pending' AND i.created_at > now() - interval '1 day')
+		WHERE (i.status = 'pending' AND i.created_at > now() - interval '1 day'
+		       AND NOT EXISTS (SELECT 1 FROM reach_stages r WHERE r.input_id = i.id AND r.stage = $2))
 		   OR (i.status <> 'pending' AND EXISTS (SELECT 1 FROM reach_deliveries d WHERE d.input_id = i.id AND d.outcome = 'sent')
 		       AND NOT EXISTS (SELECT 1 FROM reach_stages r WHERE r.input_id = i.id AND r.stage = $1))
-		ORDER BY i.created_at`, closed)
+		ORDER BY i.created_at`, closed, last)
 	list, err := pgx.CollectRows(rows, pgx.RowToStructByName[ReachAsk])
 	if err != nil {
 		return nil, fmt.Errorf("asks to reach: %w", err)
