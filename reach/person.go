@@ -73,19 +73,31 @@ func (r *Reacher) push(ctx context.Context, a Ask, m store.Member, d store.PushD
 // sendPush sends msg to d and records the outcome as d0's; a device its
 // push service no longer knows is removed.
 func (r *Reacher) sendPush(ctx context.Context, d store.PushDevice, msg Message, d0 store.Delivery) {
-	err := r.ch.Push.Push(ctx, d, msg)
+	err := r.pushTo(ctx, d, msg)
 	d0.Outcome = "sent"
 	switch {
 	case errors.Is(err, ErrGone):
 		d0.Outcome, d0.Detail = "failed", "the device is gone; removed"
-		r.st.DeletePushDevice(ctx, 0, d.ID)
 	case err != nil:
 		d0.Outcome, d0.Detail = "failed", err.Error()
 	}
-	if !errors.Is(err, ErrGone) {
-		r.st.MarkPushDevice(ctx, d.ID, d0.Outcome)
-	}
 	r.record(ctx, d0)
+}
+
+// pushTo sends msg to d and keeps the device's state: a device its push
+// service no longer knows is removed, any other is marked with how its
+// push went.
+func (r *Reacher) pushTo(ctx context.Context, d store.PushDevice, msg Message) error {
+	err := r.ch.Push.Push(ctx, d, msg)
+	switch {
+	case errors.Is(err, ErrGone):
+		r.st.DeletePushDevice(ctx, 0, d.ID)
+	case err != nil:
+		r.st.MarkPushDevice(ctx, d.ID, "failed")
+	default:
+		r.st.MarkPushDevice(ctx, d.ID, "sent")
+	}
+	return err
 }
 
 // deviceName is how a delivery names a device: "Ann's phone".
@@ -161,14 +173,5 @@ func (r *Reacher) TestPush(ctx context.Context, d store.PushDevice) error {
 	msg := Message{Type: TypeAsk, InputID: "test-" + strconv.FormatInt(d.ID, 10), Title: "Parley test notification",
 		Body: "Notifications work on this device.", URL: strings.TrimRight(r.cfg.BaseURL, "/") + "/notifications",
 		Actions: []Action{{ID: ActOpen, Title: "Open"}}}
-	err := r.ch.Push.Push(ctx, d, msg)
-	switch {
-	case errors.Is(err, ErrGone):
-		r.st.DeletePushDevice(ctx, 0, d.ID)
-	case err != nil:
-		r.st.MarkPushDevice(ctx, d.ID, "failed")
-	default:
-		r.st.MarkPushDevice(ctx, d.ID, "sent")
-	}
-	return err
+	return r.pushTo(ctx, d, msg)
 }
