@@ -21,6 +21,7 @@ const (
 	kindPrompt    = "prompt"
 	kindAnswer    = "answer"
 	kindInterrupt = "interrupt"
+	kindResume    = "resume" // start the process ahead of a message (runner.Supervisor.ResumeAhead)
 )
 
 // request is what a forwarded request carries.
@@ -60,6 +61,16 @@ func (n *Node) Answer(ctx context.Context, sessionID string, start runner.Starte
 func (n *Node) Interrupt(ctx context.Context, sessionID, by string) error {
 	return n.route(ctx, sessionID, false, kindInterrupt, request{By: by}, func() error {
 		return n.Supervisor.Interrupt(ctx, sessionID, by)
+	})
+}
+
+// ResumeAhead starts the session's process ahead of a message on whichever
+// replica owns the session; with no live owner this replica takes the
+// lease, as the message would. It is a hint: with no free slot it does
+// nothing.
+func (n *Node) ResumeAhead(ctx context.Context, sessionID string, start runner.Starter) error {
+	return n.route(ctx, sessionID, true, kindResume, request{}, func() error {
+		return n.Supervisor.ResumeAhead(ctx, sessionID, start)
 	})
 }
 
@@ -247,6 +258,8 @@ func (n *Node) serveRequest(id int64) {
 		})
 	case kindInterrupt:
 		err = n.Supervisor.Interrupt(ctx, r.SessionID, req.By)
+	case kindResume:
+		err = n.Supervisor.ResumeAhead(ctx, r.SessionID, start)
 	default:
 		err = fmt.Errorf("unknown request %q", r.Kind)
 	}

@@ -104,6 +104,9 @@ func (r *Run) loop(ctx context.Context) {
 	// transcript holds them) may never print a line or get a command: its
 	// idle clock starts now, as after any other work.
 	r.armIdle()
+	if r.worked { // started ahead of a message (ResumeAhead): idle already
+		r.markIdle()
+	}
 	for {
 		select {
 		case l, ok := <-lines:

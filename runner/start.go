@@ -77,6 +77,7 @@ func (s *Supervisor) newRun(o Options, last int64, cancel context.CancelFunc) *R
 		exited: make(chan exitInfo, 1), done: make(chan struct{}), finished: make(chan struct{}),
 		cancel: cancel, pending: map[string]pendingAsk{}, plans: map[string]string{}}
 	r.mayPrompt = o.MayPrompt
+	r.worked = o.Ahead
 	r.runLimits = runLimits{stallTimeout: o.StallTimeout, stallGrace: o.StallGrace, budgetCheck: o.BudgetCheck,
 		outcome: map[bool]string{true: StatusEnded, false: "idle"}[o.Resume]}
 	r.log = s.log.With("session_id", o.SessionID)
@@ -269,6 +270,10 @@ type Options struct {
 	// Notices are recorded in the session when the run starts (workspace
 	// files Parley refused to read, say).
 	Notices []string
+	// Ahead is a start before any message (ResumeAhead): the run is idle
+	// from its first moment, so the idle timer ends it when nobody writes
+	// and it yields its slot at once to a session waiting in line.
+	Ahead bool
 }
 
 // Starter gives the options to start a session's process with. The

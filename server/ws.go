@@ -46,6 +46,8 @@ type wsConn struct {
 	ping *time.Ticker
 	// looker records what the page shows visibly (reach).
 	looker looker
+	// ahead paces the page's requests to start the process ahead (ahead.go).
+	ahead aheadClock
 }
 
 func (s *Server) handleSessionWS() http.Handler {

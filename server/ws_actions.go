@@ -93,8 +93,12 @@ func (c *wsConn) handle(ctx context.Context, m wsMessage) error {
 	case "hello":
 		select {
 		case c.hello <- max(m.After, 0):
+			c.resumeAhead() // the page is open: its message will want the process
 		default: // only the first hello counts
 		}
+		return nil
+	case "typing":
+		c.resumeAhead()
 		return nil
 	case "prompt":
 		return c.prompt(ctx, m)

@@ -327,6 +327,21 @@
   window.addEventListener("pagehide", function () { reportAll(true); });
   setInterval(function () { if (document.visibilityState === "visible") reportAll(false); }, 20000);
 
+  // Typing in the composer tells the server a message is coming, at most
+  // every 10 s: a session whose claude process has ended starts it now, so
+  // the message finds it live (server/ahead.go).
+  var lastTyping = 0;
+  document.addEventListener("input", function (e) {
+    if (!e.target || e.target.id !== "prompt") return;
+    var now = Date.now();
+    if (now - lastTyping < 10000) return;
+    var chat = e.target.closest("[ws-connect]");
+    var w = chat && lookers.get(chat);
+    if (!w) return;
+    lastTyping = now;
+    try { w.sendImmediately(JSON.stringify({ action: "typing" })); } catch (err) { /* reconnecting */ }
+  });
+
   // Countdown to an ask's deadline (display only; the server decides).
   function tick() {
     var now = Date.now();

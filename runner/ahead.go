@@ -1,0 +1,46 @@
+package runner
+
+import (
+	"context"
+	"errors"
+)
+
+// Resuming a session ahead of its message.
+//
+// A session whose process has ended (the idle timer, a restart) pays the
+// CLI's start, about a second of CPU, on its next message. ResumeAhead
+// starts that process when someone is about to write (the page opened, the
+// composer got a key), so the message finds it live and costs what a
+// follow-up costs. It is a hint, never a claim: it takes only a free slot
+// (it never waits in line or pushes a waiting session back), and a process
+// nobody uses is idle from its first moment, so the idle timer ends it and
+// a waiting session takes its slot at once.
+
+// ResumeAhead starts the session's process with start's options when it
+// has none and a slot is free; it does nothing when the process is live or
+// starting, every slot is taken, the session's work waits in line, or the
+// replica is draining or stopping. Errors are the start's own.
+func (s *Supervisor) ResumeAhead(ctx context.Context, sessionID string, start Starter) error {
+	s.mu.Lock()
+	_, live := s.runs[sessionID]
+	_, starting := s.starting[sessionID]
+	s.mu.Unlock()
+	if live || starting {
+		return nil
+	}
+	_, err := s.ensure(ctx, sessionID, ahead(start), false)
+	if errors.Is(err, errNoSlot) || errors.Is(err, errQueued) || errors.Is(err, ErrStartHeld) ||
+		errors.Is(err, ErrDraining) || errors.Is(err, errClosed) {
+		return nil
+	}
+	return err
+}
+
+// ahead marks the options start gives as a start ahead of any message.
+func ahead(start Starter) Starter {
+	return func(ctx context.Context) (Options, error) {
+		o, err := start(ctx)
+		o.Ahead = true
+		return o, err
+	}
+}
