@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strconv"
 	"time"
@@ -69,6 +70,9 @@ type turnCmd struct {
 	item   int64 // its kept queue item, named in the prompt event (0 = none)
 	parley bool  // Parley's own (QueuedWork.Parley)
 	reply  chan error
+	// content and attached are QueuedWork's Content and Attached.
+	content  []json.RawMessage
+	attached json.RawMessage
 }
 
 func (c turnCmd) run(ctx context.Context, r *Run) error {
@@ -79,9 +83,9 @@ func (c turnCmd) run(ctx context.Context, r *Run) error {
 	r.worked = true
 	var err error
 	if c.resend {
-		err = r.resendTurn(ctx, sentTurn{text: c.text, by: c.by, parley: c.parley})
+		err = r.resendTurn(ctx, sentTurn{text: c.text, by: c.by, parley: c.parley, content: c.content, attached: c.attached})
 	} else {
-		err = r.turn(ctx, sentTurn{text: c.text, by: c.by, parley: c.parley}, c.item)
+		err = r.turn(ctx, sentTurn{text: c.text, by: c.by, parley: c.parley, content: c.content, attached: c.attached}, c.item)
 	}
 	c.reply <- err
 	return err

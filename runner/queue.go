@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"time"
 )
@@ -22,6 +23,11 @@ type QueuedWork struct {
 	// Parley marks a prompt Parley sends on its own (goOn), on behalf of
 	// By: not a member's words, whatever its text says.
 	Parley bool
+	// Content is a prompt's content blocks after its text (images, a note
+	// on attached files: package attach), in memory only; Attached is what
+	// its prompt event records of them (no image bytes).
+	Content  []json.RawMessage
+	Attached json.RawMessage
 }
 
 // IsAnswer says the work is an answer to an ask, not a prompt.

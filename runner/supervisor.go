@@ -24,6 +24,7 @@ type Supervisor struct {
 	recoverer  Recoverer     // nil: logs are not reconciled at start
 	startGuard StartGuard    // nil: starts are not guarded
 	leaseHeld  func() bool   // SetLeaseCheck
+	warms      warmSet       // processes started ahead, not yet adopted (warm.go)
 
 	ctx  context.Context // the server's lifetime; runs are its children
 	mu   sync.Mutex
@@ -117,7 +118,7 @@ func (s *Supervisor) Prompt(ctx context.Context, sessionID string, start Starter
 // PromptWork is Prompt for a prompt that waited elsewhere (w, which may be
 // Parley's own, QueuedWork.Parley): a drain moved it here.
 func (s *Supervisor) PromptWork(ctx context.Context, sessionID string, start Starter, w QueuedWork) error {
-	return s.prompt(ctx, sessionID, start, QueuedWork{Text: w.Text, By: w.By, ByID: w.ByID, Parley: w.Parley})
+	return s.prompt(ctx, sessionID, start, QueuedWork{Text: w.Text, By: w.By, ByID: w.ByID, Parley: w.Parley, Content: w.Content, Attached: w.Attached})
 }
 
 func (s *Supervisor) prompt(ctx context.Context, sessionID string, start Starter, w QueuedWork) error {
@@ -125,7 +126,7 @@ func (s *Supervisor) prompt(ctx context.Context, sessionID string, start Starter
 	// kept and a drain can move it.
 	return s.withRun(ctx, sessionID, start, job{work: &w, do: func(ctx context.Context, r *Run, item int64) error {
 		reply := make(chan error, 1)
-		return r.send(ctx, turnCmd{text: w.Text, by: Author{Name: w.By, ID: w.ByID}, item: item, parley: w.Parley, reply: reply}, reply)
+		return r.send(ctx, turnCmd{text: w.Text, by: Author{Name: w.By, ID: w.ByID}, item: item, parley: w.Parley, content: w.Content, attached: w.Attached, reply: reply}, reply)
 	}}, false)
 }
 
@@ -262,6 +263,7 @@ func (s *Supervisor) Shutdown() {
 		runs = append(runs, r)
 	}
 	s.mu.Unlock()
+	s.warms.killAll()
 	for _, r := range runs {
 		r.cancel()
 	}

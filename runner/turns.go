@@ -4,6 +4,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -18,6 +19,10 @@ type sentTurn struct {
 	text   string
 	by     Author
 	parley bool // Parley's own (QueuedWork.Parley)
+	// content follows the text in the turn's message (QueuedWork.Content);
+	// attached is what the prompt event records of it.
+	content  []json.RawMessage
+	attached json.RawMessage
 }
 
 // turn records and writes one user turn; a turn that waited in the queue names
@@ -57,6 +62,9 @@ func (r *Run) recordPrompt(ctx context.Context, typ string, t sentTurn, item int
 	if t.parley {
 		p["parley"] = true
 	}
+	if len(t.attached) > 0 {
+		p["attachments"] = t.attached
+	}
 	r.recordJSON(ctx, typ, p)
 }
 
@@ -84,7 +92,15 @@ func (r *Run) writeTurn(ctx context.Context, t sentTurn) error {
 		r.unconfirmed = append(r.unconfirmed, t)
 	}
 	r.by.set(t.by.Name)
-	err := r.write(ctx, streamjson.NewUserTurn(t.text))
+	var line any = streamjson.NewUserTurn(t.text)
+	if len(t.content) > 0 {
+		bt, err := streamjson.NewBlocksTurn(t.text, t.content)
+		if err != nil {
+			return fmt.Errorf("turn with attachments: %w", err)
+		}
+		line = bt
+	}
+	err := r.write(ctx, line)
 	if err == nil {
 		r.turnWritten(t)
 		r.turns++
