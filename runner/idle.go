@@ -8,6 +8,9 @@ import (
 // reapIdle asks the run idle longest (no turn, no open ask) to end, so its
 // slot goes to the queue.
 func (s *Supervisor) reapIdle() {
+	if s.yieldWarm() { // a process started ahead goes first
+		return
+	}
 	s.mu.Lock()
 	var oldest *Run
 	for _, r := range s.runs {

@@ -34,6 +34,15 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 	if err := ensureRuntimeDir(s.runtimeDir); err != nil {
 		return nil, err
 	}
+	if o.Warm != nil { // a process started ahead: used once, else the start is cold
+		if r, err := s.adopt(o, last); err == nil {
+			if goOn != nil {
+				s.goOnFirst(r, goOn)
+				goOn = nil
+			}
+			return r, nil
+		}
+	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	r := s.newRun(o, last, cancel)
 	cleanup, err := s.prepare(r, o)
@@ -270,6 +279,9 @@ type Options struct {
 	// Notices are recorded in the session when the run starts (workspace
 	// files Parley refused to read, say).
 	Notices []string
+	// Warm, if set, is a process started ahead with these options (its
+	// Spec's): the run adopts it instead of starting one (warm.go).
+	Warm *Warm
 	// Ahead is a start before any message (ResumeAhead): the run is idle
 	// from its first moment, so the idle timer ends it when nobody writes
 	// and it yields its slot at once to a session waiting in line.

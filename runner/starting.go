@@ -71,7 +71,7 @@ func (s *Supervisor) ensure(ctx context.Context, sessionID string, start Starter
 				s.mu.Unlock()
 				return nil, ErrDraining
 			}
-			if !s.slots.tryAcquire() {
+			if !s.slots.tryAcquire() && !s.slotFromWarm() {
 				s.mu.Unlock()
 				return nil, errNoSlot
 			}

@@ -42,6 +42,7 @@ func (s *Server) handleAskSettingsSave() http.Handler {
 		}
 		s.record(r, audit.Entry{Action: audit.ProjectSettings, ProjectID: p.ID, Target: "asks", Detail: map[string]any{"asks": a}})
 		s.expiry.Kick() // expiry times may have moved
+		s.warm.Recheck()
 		http.Redirect(w, r, settingsPath(p.ID)+"?saved=asks#asks", http.StatusSeeOther)
 	})
 }

@@ -21,6 +21,7 @@ func (s *Server) handleSession() http.Handler {
 			s.fail(w, r, err)
 			return
 		}
+		s.warm.Touch(sess.ProjectID) // the project is in use: keep a process ahead for its next session
 		s.renderSession(w, r, sess, pageNote{Done: r.URL.Query().Get("worktree")})
 	})
 }

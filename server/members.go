@@ -112,6 +112,7 @@ func (s *Server) afterMemberChange(w http.ResponseWriter, r *http.Request, p sto
 		return
 	}
 	s.stops.AccessChanged(r.Context()) // sockets of who lost access close now, on every replica
+	s.warm.Recheck()
 	http.Redirect(w, r, settingsPath(p.ID), http.StatusSeeOther)
 }
 

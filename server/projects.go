@@ -86,6 +86,9 @@ func (s *Server) handleProject() http.Handler {
 			s.fail(w, r, err)
 			return
 		}
+		if can(role, v.Admin, actPrompt) {
+			s.warm.Touch(p.ID) // a new session here takes a process started ahead
+		}
 		sessions, err := s.st.ListSessions(r.Context(), p.ID)
 		if err != nil {
 			s.fail(w, r, err)
@@ -144,7 +147,7 @@ func (s *Server) beginSession(ctx context.Context, p store.Project, v viewer, te
 	if err := s.checkNewSessionBudget(ctx, p.ID); err != nil { // over its daily limit: refused before a row is made
 		return store.Session{}, err
 	}
-	sess, err := s.st.CreateSessionBy(ctx, p.ID, title(text), v.Name, v.ID)
+	sess, err := s.createSession(ctx, p.ID, title(text), v, opts != nil) // with a process started ahead (warm.go)
 	if err != nil {
 		return sess, err
 	}

@@ -25,6 +25,7 @@ import (
 	"parley/runner"
 	"parley/runstore"
 	"parley/store"
+	"parley/warm"
 	"parley/worktree"
 )
 
@@ -118,6 +119,7 @@ type Server struct {
 	launcher  *launch.Launcher
 	reach     *Reach              // nil = asks reach only open pages
 	sso       *oidclogin.Provider // nil = no OpenID Connect sign-in (oidc.go)
+	warm      *warm.Pool          // processes started ahead for new sessions; nil = none (warm.go)
 }
 
 // Deps are the server's collaborators.
@@ -152,6 +154,9 @@ type Deps struct {
 	Reach *Reach
 	// SSO is OpenID Connect sign-in (package oidclogin); nil = none.
 	SSO *oidclogin.Provider
+	// Warm keeps processes started ahead for new sessions (package
+	// warm), made with Launcher; nil = every start is cold.
+	Warm *warm.Pool
 }
 
 // ToolSandbox confines a tool Parley runs on a project's files: as the
@@ -175,7 +180,7 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, st: d.Store, sup: d.Supervisor, runs: runs, hub: d.Hub, metrics: d.Metrics,
 		replaySlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), broker: d.Broker, expiry: d.Expirer, gw: d.Gateway, log: d.Log, decoyHash: decoy,
-		lim: newLimiters(cfg.Limits), git: d.Git, tools: d.Tools, launcher: d.Launcher, reach: d.Reach, sso: d.SSO}
+		lim: newLimiters(cfg.Limits), git: d.Git, tools: d.Tools, launcher: d.Launcher, reach: d.Reach, sso: d.SSO, warm: d.Warm}
 	if s.launcher == nil {
 		s.launcher = launch.New(cfg.Launch(), d.Store, d.Log)
 	}
@@ -209,7 +214,9 @@ type Runs interface {
 }
 
 // starter gives the session's run options when its process must start.
-func (s *Server) starter(sess store.Session) runner.Starter { return s.launcher.Starter(sess) }
+func (s *Server) starter(sess store.Session) runner.Starter {
+	return s.warm.Starter(sess.ID, s.launcher.Starter(sess)) // a process started ahead, if it took one
+}
 
 // mayPrompt says whether a user may send turns in the project now, as the
 // page decides it: a runner asks before it sends a turn that waited, and

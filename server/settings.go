@@ -104,6 +104,7 @@ func (s *Server) handleSettingsSave() http.Handler {
 			return
 		}
 		p.ProjectSettings, p.Workspace = c, workspace
+		s.warm.Recheck() // processes started ahead with the old settings end now
 		s.record(r, audit.Entry{Action: audit.ProjectSettings, ProjectID: p.ID, Target: "settings", Detail: map[string]any{"settings": c, "workspace": workspace, "limits": limits, "run_limits": runLimits}})
 		if _, err := launch.SyncWorkspace(s.cfg.DataDir, p); err != nil {
 			s.fail(w, r, err)

@@ -132,6 +132,7 @@ func (s *Server) handleMCPSettingsSave() http.Handler {
 			return
 		}
 		s.record(r, audit.Entry{Action: audit.ProjectSettings, ProjectID: p.ID, Target: "mcp", Detail: map[string]any{"mcp": m}})
+		s.warm.Recheck() // processes started ahead with the old transport end now
 		http.Redirect(w, r, settingsPath(p.ID)+"?saved=1", http.StatusSeeOther)
 	})
 }
