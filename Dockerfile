@@ -1,6 +1,7 @@
 # syntax=docker/dockerfile:1
 
-# Build: generate the templ views with the templ version go.mod pins, then build parley.
+# Build: generate the templ views with the templ version go.mod pins, then build parley
+# and parley-guard.
 FROM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
@@ -8,7 +9,8 @@ RUN go mod download
 COPY . .
 RUN go install "github.com/a-h/templ/cmd/templ@$(go list -m -f '{{.Version}}' github.com/a-h/templ)" \
  && templ generate \
- && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/parley ./cmd/parley
+ && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/parley ./cmd/parley \
+ && CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/parley-guard ./cmd/parley-guard
 
 # Runtime: Node for the Claude Code CLI, which parley runs as `claude`.
 FROM node:20-bookworm-slim
@@ -19,6 +21,9 @@ RUN apt-get update \
  && npm cache clean --force \
  && mkdir -m 0711 /data
 COPY --from=build /out/parley /usr/local/bin/parley
+# The small supervisor each live session keeps (package guard alone); parley
+# finds it beside itself and falls back to its own `parley run-guard`.
+COPY --from=build /out/parley-guard /usr/local/bin/parley-guard
 # The entrypoint makes this container's cgroup file system, mounted read-only,
 # writable when the container has CAP_SYS_ADMIN (docker-compose.yml), so each
 # run gets a cgroup of its own; in a private cgroup namespace (Docker's default

@@ -268,7 +268,7 @@ func askFlood(t *testing.T, isolation string) {
 		{ToolName: "Bash", ToolInput: map[string]any{"command": cmd, "timeout": 300000}},
 		{Text: "OUT " + fakeapi.ToolResultPlaceholder},
 	}
-	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, runConfig: confineRuns(t)})
+	e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, runConfig: confineRuns(t), askStdio: true})
 	settings := e.project.ProjectSettings
 	settings.AllowedTools = []string{"Bash"}
 	if err := e.st.UpdateProjectSettings(t.Context(), e.project.ID, settings, ""); err != nil {
@@ -338,7 +338,7 @@ func TestRedteamTokensDieWithTheRun(t *testing.T) {
 	}
 	for _, isolation := range []string{"uid", "bwrap"} {
 		t.Run(isolation, func(t *testing.T) {
-			e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, runConfig: confineRuns(t)})
+			e := newEnv(t, sc, envOptions{quiet: true, isolation: isolation, guard: true, runConfig: confineRuns(t), askStdio: true})
 			settings := e.project.ProjectSettings
 			settings.AllowedTools = []string{"Bash"}
 			if err := e.st.UpdateProjectSettings(t.Context(), e.project.ID, settings, ""); err != nil {

@@ -72,7 +72,7 @@ func askScenario(n int) fakeapi.Scenario {
 
 func benchmarkAsks(b *testing.B, sessions, asks int) {
 	traceDir := b.TempDir()
-	e := newEnv(b, askScenario(1+asks), envOptions{perTurn: true, quiet: true,
+	e := newEnv(b, askScenario(1+asks), envOptions{perTurn: true, quiet: true, askStdio: true, // traced by the mcp-askuser child
 		env: []string{askTraceEnv + "=" + traceDir}})
 
 	clients := make([]*askClient, sessions)

@@ -281,7 +281,7 @@ func TestAnswerAskedAgainGetsSavedAnswer(t *testing.T) {
 	e := newEnv(t, fakeapi.Scenario{
 		{ToolName: askTool, ToolInput: colourQuestion(false)},
 		{Text: "You chose: " + fakeapi.ToolResultPlaceholder},
-	}, envOptions{quiet: true})
+	}, envOptions{quiet: true, askStdio: true})
 	s := e.newSession()
 	w := e.dial(s.ID, 0)
 	w.prompt("pick a colour")

@@ -87,6 +87,10 @@ type env struct {
 
 type envOptions struct {
 	askTimeout time.Duration
+	// askStdio has the project's runs reach ask_user through a `parley
+	// mcp-askuser` child (the stdio transport) instead of Parley's own HTTP
+	// endpoint, the default: for tests and benchmarks about that child.
+	askStdio   bool
 	perTurn    bool     // the fake model replays its script at every prompt (fakeapi.Server.PerTurn)
 	env        []string // extra environment for claude and its mcp-askuser child
 	quiet      bool     // log warnings and errors only
@@ -234,6 +238,13 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	e.project, err = st.CreateProject(ctx, "Test project", 0)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if o.askStdio {
+		m := store.DefaultMCPSettings()
+		m.AskTransport = "stdio"
+		if err := st.SetProjectMCPSettings(ctx, e.project.ID, m); err != nil {
+			t.Fatal(err)
+		}
 	}
 	e.user = e.member("you@example.com", "you", roleMember)
 	return e

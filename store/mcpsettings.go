@@ -14,14 +14,15 @@ type MCPSettings struct {
 	// MemberPermissionModes are the permission modes a member (not an
 	// owner) may choose in create_session.
 	MemberPermissionModes []string `db:"member_permission_modes"`
-	// AskTransport is how the project's runs reach ask_user: "stdio" (a
-	// `parley mcp-askuser` child per run) or "http" (Parley's own endpoint).
+	// AskTransport is how the project's runs reach ask_user: "http"
+	// (Parley's own endpoint, the default: no process per run) or "stdio"
+	// (a `parley mcp-askuser` child per run).
 	AskTransport string `db:"ask_transport"`
 }
 
 // DefaultMCPSettings are a project's MCP options until an owner saves some.
 func DefaultMCPSettings() MCPSettings {
-	return MCPSettings{MemberPermissionModes: []string{"default", "acceptEdits", "plan"}, AskTransport: "stdio"}
+	return MCPSettings{MemberPermissionModes: []string{"default", "acceptEdits", "plan"}, AskTransport: "http"}
 }
 
 // ProjectMCPSettings returns the project's MCP options, or the defaults.

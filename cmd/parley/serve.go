@@ -107,8 +107,10 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	if err != nil {
 		return err
 	}
-	rc.GuardExe = rc.SelfExe // no claude outlives this process (package guard)
-	rc.Nice = c.RunNice      // PARLEY_RUN_NICE; the guard sets it
+	// No claude outlives this process (package guard): parley-guard when
+	// it is installed beside parley, else parley's own run-guard.
+	rc.GuardExe = runner.GuardBeside(rc.SelfExe)
+	rc.Nice = c.RunNice // PARLEY_RUN_NICE; the guard sets it
 	// A cgroup and a pid namespace per run, their OOM score and file cap.
 	defer confineRuns(c, &rc, log)()
 	// Logs are reconciled with Claude's transcripts before runs start and
@@ -196,6 +198,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		g.Go(func() error { sso.Run(gctx); return nil }) // re-checks sign-ins with the provider
 	}
 	g.Go(func() error { return srv.WatchDisk(gctx) }) // projects' disk quotas (server/limits_disk.go)
+	g.Go(func() error { return srv.SessionDeleter().Run(gctx) }) // retention: idle sessions deleted, one replica at a time
 	g.Go(func() error {
 		<-gctx.Done()
 		// Runs first (Leave ends them): their last events reach Postgres and
