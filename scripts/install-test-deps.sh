@@ -8,6 +8,8 @@
 #   - docker-compose, to validate docker-compose.yml without a Docker daemon
 #   - the MCP conformance suite (@modelcontextprotocol/conformance, pinned),
 #     with Node 22 from npm when the system's node is older (it needs 22)
+#   - axe-core (npm, pinned), the accessibility checker the browser tests
+#     inject into every page
 #   - bubblewrap, which confines runs when Parley is not root (the attack suite tests it)
 #   - node and npm (Debian's) when missing: the claude CLI and the suite are npm packages
 # Each part checks first and says "have X" or "installing X": it installs only
@@ -20,6 +22,7 @@ set -euo pipefail
 
 CLAUDE_VERSION=2.1.328
 CONFORMANCE_VERSION=0.1.16
+AXE_VERSION=4.14.1
 PARLEY_CACHE=${PARLEY_CACHE:-$HOME/.cache/parley}
 REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -147,6 +150,22 @@ install_conformance() {
 	CONFORMANCE_CMD="$nodebin $js"
 }
 
+# install_axe puts axe-core $AXE_VERSION under $PARLEY_CACHE/axe and sets
+# AXE_JS, the script the browser tests inject (server/axe_browser_test.go).
+install_axe() {
+	local prefix=$PARLEY_CACHE/axe
+	local pkg=$prefix/node_modules/axe-core/package.json
+	AXE_JS=$prefix/node_modules/axe-core/axe.min.js
+	if [ -f "$AXE_JS" ] && [ "$(node -p "require(process.argv[1]).version" "$pkg" 2>/dev/null)" = "$AXE_VERSION" ]; then
+		log "have axe-core $AXE_VERSION"
+		return
+	fi
+	log "installing axe-core $AXE_VERSION into $prefix"
+	mkdir -p "$prefix"
+	npm install --prefix "$prefix" --no-audit --no-fund --loglevel=error "axe-core@$AXE_VERSION" >&2
+	[ -f "$AXE_JS" ] || die "npm install did not produce $AXE_JS"
+}
+
 # write_env writes the variables the tests read to $PARLEY_CACHE/env and prints them.
 write_env() {
 	local env=$PARLEY_CACHE/env tmp
@@ -158,6 +177,7 @@ write_env() {
 		printf 'export PARLEY_TEMPL_BIN=%q\n' "$TEMPL_BIN"
 		printf 'export PARLEY_PG_BINDIR=%q\n' "$PG_BINDIR"
 		printf 'export PARLEY_CONFORMANCE=%q\n' "$CONFORMANCE_CMD"
+		printf 'export PARLEY_AXE_JS=%q\n' "$AXE_JS"
 		printf 'export PATH=%q:"$PATH"\n' "$(dirname "$TEMPL_BIN")"
 	} >"$tmp"
 	mv "$tmp" "$env"
@@ -208,6 +228,7 @@ main() {
 	install_compose
 	install_conformance
 	install_bwrap
+	install_axe
 	write_env
 }
 

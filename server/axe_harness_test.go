@@ -1,0 +1,163 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// axeTags are the axe-core rules the pages must pass: WCAG 2.0 and 2.1,
+// levels A and AA (contrast, names and labels, structure).
+var axeTags = []string{"wcag2a", "wcag2aa", "wcag21a", "wcag21aa"}
+
+// themes are the two themes every page is checked in (static/theme.css).
+var themes = []string{"light", "dark"}
+
+var axeSource struct {
+	once sync.Once
+	text string
+	err  error
+}
+
+// axeScript returns axe-core's script, $PARLEY_AXE_JS (installed, pinned,
+// by scripts/install-test-deps.sh). Without it the test is skipped, or
+// fails when PARLEY_REQUIRE_ALL=1.
+func axeScript(t testing.TB) string {
+	t.Helper()
+	path := os.Getenv("PARLEY_AXE_JS")
+	if path == "" {
+		if os.Getenv("PARLEY_REQUIRE_ALL") == "1" {
+			t.Fatal("axe-core not found: set PARLEY_AXE_JS (scripts/install-test-deps.sh installs it)")
+		}
+		t.Skip("axe-core not found: set PARLEY_AXE_JS")
+	}
+	axeSource.once.Do(func() {
+		b, err := os.ReadFile(path)
+		axeSource.text, axeSource.err = string(b), err
+	})
+	if axeSource.err != nil {
+		t.Fatalf("read axe-core: %v", axeSource.err)
+	}
+	return axeSource.text
+}
+
+// axeViolation is one failed rule of an axe-core run, with the elements
+// that fail it.
+type axeViolation struct {
+	ID     string `json:"id"`
+	Impact string `json:"impact"`
+	Help   string `json:"help"`
+	Nodes  []struct {
+		Target  []any  `json:"target"`
+		Summary string `json:"failureSummary"`
+	} `json:"nodes"`
+}
+
+// String is the violation as a test failure lists it: the rule, then each
+// element (its CSS path) and what is wrong with it.
+func (v axeViolation) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s (%s): %s", v.ID, v.Impact, v.Help)
+	for i, n := range v.Nodes {
+		if i == 8 {
+			fmt.Fprintf(&b, "\n    … and %d more", len(v.Nodes)-i)
+			break
+		}
+		fmt.Fprintf(&b, "\n    %v: %s", n.Target, strings.ReplaceAll(n.Summary, "\n", " "))
+	}
+	return b.String()
+}
+
+// axeRun is the page-side run: every WCAG 2 A/AA rule over the document.
+var axeRun = `axe.run(document, {runOnly: {type: "tag", values: ` + mustJSON(axeTags) + `}, resultTypes: ["violations"]})
+	.then(r => JSON.stringify(r.violations))`
+
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+// checkAxe runs axe-core on the page open in ctx, once in each theme, and
+// fails t with every violation, naming the page and the theme. The theme is
+// pinned as the header's picker pins it (<html data-theme>) and restored
+// after.
+func checkAxe(t testing.TB, ctx context.Context, page string) {
+	t.Helper()
+	src := axeScript(t)
+	for _, theme := range themes {
+		var found []axeViolation
+		step(t, ctx, "axe-core on "+page+" ("+theme+")", chromedp.ActionFunc(func(ctx context.Context) error {
+			var err error
+			found, err = axeOnce(ctx, src, theme)
+			return err
+		}))
+		for _, v := range found {
+			t.Errorf("axe: %s (%s theme): %s", page, theme, v)
+		}
+	}
+}
+
+// axeOnce injects axe-core if the page lacks it (the DevTools protocol's
+// Runtime.evaluate is not bound by the page's Content-Security-Policy),
+// pins theme, runs the rules and restores the page's own theme.
+func axeOnce(ctx context.Context, src, theme string) ([]axeViolation, error) {
+	var have bool
+	if err := evalJS(ctx, `typeof axe === "object"`, &have); err != nil {
+		return nil, fmt.Errorf("look for axe-core: %w", err)
+	}
+	if !have {
+		if err := evalJS(ctx, src+"\n;true", nil); err != nil {
+			return nil, fmt.Errorf("inject axe-core: %w", err)
+		}
+	}
+	pin := `(() => { const r = document.documentElement; window.__themeWas = r.getAttribute("data-theme");
+		r.setAttribute("data-theme", ` + mustJSON(theme) + `); return new Promise(ok => requestAnimationFrame(() => ok(true))); })()`
+	if err := evalJS(ctx, pin, nil); err != nil {
+		return nil, fmt.Errorf("pin the theme: %w", err)
+	}
+	var out string
+	err := evalJS(ctx, axeRun, &out)
+	restore := `(() => { const r = document.documentElement, was = window.__themeWas;
+		if (was === null) r.removeAttribute("data-theme"); else r.setAttribute("data-theme", was); return true; })()`
+	if rerr := evalJS(ctx, restore, nil); err == nil && rerr != nil {
+		err = fmt.Errorf("restore the theme: %w", rerr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("run axe-core: %w", err)
+	}
+	var vs []axeViolation
+	if err := json.Unmarshal([]byte(out), &vs); err != nil {
+		return nil, fmt.Errorf("read axe-core's result: %w", err)
+	}
+	return vs, nil
+}
+
+// evalJS evaluates expr in the page, awaiting a promise, and decodes its
+// value into out (when not nil).
+func evalJS(ctx context.Context, expr string, out any) error {
+	res, exc, err := runtime.Evaluate(expr).WithAwaitPromise(true).WithReturnByValue(true).Do(ctx)
+	if err != nil {
+		return err
+	}
+	if exc != nil {
+		msg := exc.Text
+		if exc.Exception != nil {
+			msg += " " + exc.Exception.Description
+		}
+		return fmt.Errorf("%s", msg)
+	}
+	if out == nil {
+		return nil
+	}
+	return json.Unmarshal(res.Value, out)
+}
