@@ -34,5 +34,8 @@ func (l *Launcher) sessionSettings(ctx context.Context, sess store.Session, p st
 	if err != nil {
 		return p, err
 	}
+	if o, err = l.withSwitches(ctx, sess, p, o); err != nil {
+		return p, err
+	}
 	return WithSessionOptions(p, o), nil
 }

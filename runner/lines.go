@@ -20,6 +20,9 @@ func (r *Run) handleLine(ctx context.Context, l Line) {
 		}
 		return
 	}
+	if r.switchEcho(l) {
+		return // a set_model's echo: the switch event says it (modeswitch.go)
+	}
 	if l.Type == "user" && r.promptRead(l.Raw) {
 		return // the prompt event says it already
 	}
@@ -61,6 +64,8 @@ func (r *Run) handleLine(ctx context.Context, l Line) {
 		r.handleControlRequest(ctx, l.Raw)
 	case "control_cancel_request":
 		r.handleControlCancel(ctx, l.Raw)
+	case "control_response":
+		r.switchAnswered(ctx, l.Raw)
 	case "result":
 		r.afterResult(ctx, l.Raw)
 		r.turnFinished(ctx) // after the result: a turn stopped next is logged after it

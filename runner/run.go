@@ -78,6 +78,7 @@ type Run struct {
 	runLimits
 	dbWait     // retrying writes the database could not take (dbretry.go)
 	deliveries // answers handed to the process, until Claude has them (delivery.go)
+	switching  // model and mode switches awaiting the CLI's answer (modeswitch.go)
 }
 
 type exitInfo struct {

@@ -90,10 +90,13 @@ func (a sessionActs) Prompt(ctx context.Context, u act.Actor, id, text string) (
 	if text, err = checkPrompt(text); err != nil {
 		return sess, err
 	}
+	if done, err := a.s.typedSwitch(ctx, u, sess, text); done { // "/model NAME" (modeswitch.go)
+		return sess, err
+	}
 	if err := a.s.allowPrompt(u.ID); err != nil {
 		return sess, err
 	}
-	return sess, a.s.prompt(ctx, sess, text, u.Author())
+	return sess, a.s.prompt(ctx, sess, a.s.expandCommand(ctx, sess, text), u.Author())
 }
 
 func (a sessionActs) Answer(ctx context.Context, u act.Actor, id, inputID string, resp runner.Response) error {

@@ -149,6 +149,8 @@ func (r *renderer) components(e store.Event) []templ.Component {
 		return []templ.Component{appendTo(views.Notice(e.Seq, p.Level, p.Text))}
 	case "system":
 		return systemEvent(e)
+	case runner.TypeSwitched:
+		return switched(e) // modeswitch.go
 	}
 	return nil // control traffic, heartbeats and unknown types are kept, not shown
 }

@@ -43,6 +43,8 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /sessions/{id}/worktree/discard", s.handleWorktree(s.discardWorktree))
 	mux.Handle("GET /sessions/{id}/export.md", s.handleExportMarkdown())
 	mux.Handle("GET /sessions/{id}/export.json", s.handleExportJSON())
+	mux.Handle("GET /sessions/{id}/mode", s.handleSessionMode())
+	mux.Handle("GET /sessions/{id}/commands", s.handleSessionCommands())
 	mux.Handle("GET /inbox", s.handleInbox())
 	mux.Handle("GET /inbox/ws", s.handleInboxWS())
 	mux.Handle("GET /tokens", s.handleTokens())

@@ -109,6 +109,8 @@ func (c *wsConn) handle(ctx context.Context, m wsMessage) error {
 		return nil
 	case "retry":
 		return c.retry(ctx)
+	case "switch":
+		return c.switchMode(ctx, m) // modeswitch.go
 	case "stop":
 		a, err := c.s.actor(ctx, c.r)
 		if err != nil {

@@ -1,5 +1,7 @@
 package streamjson
 
+import "encoding/json"
+
 // The lines Parley writes to the CLI's stdin (with --input-format
 // stream-json), one JSON object and a newline each. A line sent during a
 // turn is queued and runs after it; closing stdin ends the process (rc 0)
@@ -36,11 +38,44 @@ type ControlRequestLine struct {
 // ControlSubtype is the body of a control request Parley sends.
 type ControlSubtype struct {
 	Subtype string `json:"subtype"`
+	Model   string `json:"model,omitempty"` // set_model
+	Mode    string `json:"mode,omitempty"`  // set_permission_mode
 }
 
 // NewInterrupt returns the line that interrupts the running turn.
 func NewInterrupt(requestID string) ControlRequestLine {
 	return ControlRequestLine{Type: "control_request", RequestID: requestID, Request: ControlSubtype{Subtype: "interrupt"}}
+}
+
+// NewSetModel returns the line that switches the live process's model
+// (measured on 2.1.328, docs/cli-control.md): the CLI answers a
+// control_response success {"model":"<resolved id>"} and its next model
+// request uses it; "default" goes back to the CLI's default model; a name
+// it cannot resolve is probed with a one-token request to that model and
+// refused (subtype "error", error_code "check_failed").
+func NewSetModel(requestID, model string) ControlRequestLine {
+	return ControlRequestLine{Type: "control_request", RequestID: requestID, Request: ControlSubtype{Subtype: "set_model", Model: model}}
+}
+
+// NewSetPermissionMode returns the line that switches the live process's
+// permission mode: success {"mode":"plan"} and a system/status event with
+// "permissionMode"; bypassPermissions is refused (error_code
+// "bypass_not_launched") unless the process was started with it.
+func NewSetPermissionMode(requestID, mode string) ControlRequestLine {
+	return ControlRequestLine{Type: "control_request", RequestID: requestID, Request: ControlSubtype{Subtype: "set_permission_mode", Mode: mode}}
+}
+
+// ControlAnswer is the CLI's answer to a control request Parley sent:
+// {"type":"control_response","response":{"subtype":"success","request_id":"R",
+// "response":{…}}} or {…"subtype":"error","error":"why","error_code":"…"}.
+type ControlAnswer struct {
+	Response struct {
+		Subtype   string          `json:"subtype"`
+		RequestID string          `json:"request_id"`
+		Response  json.RawMessage `json:"response"`
+		Error     string          `json:"error"`
+		ErrorCode string          `json:"error_code"`
+	} `json:"response"`
 }
 
 // ControlResponse answers a control request of the CLI:
