@@ -40,6 +40,9 @@ type Frame struct {
 	Born time.Time
 	// Kind is the event type, for metrics.
 	Kind string
+	// About is the session a project's board poke is about (package
+	// board); "" = any of the project's.
+	About string
 	// prep is the message a socket sends for this frame alone, made once
 	// for all of them (prepared.go).
 	prep *websocket.PreparedMessage

@@ -17,21 +17,10 @@ import (
 // maxProjectName bounds a project's name, in characters.
 const maxProjectName = 100
 
-// handleIndex lists the viewer's projects (every project for an admin). A
-// member of exactly one project goes straight to it.
+// handleIndex is the home page: the board of the viewer's sessions
+// (board.go) over the list of their projects (every project for an admin).
 func (s *Server) handleIndex() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if v := s.viewer(r); !v.Admin {
-			ids, err := s.projectsOf(r.Context(), v)
-			if err != nil {
-				s.fail(w, r, err)
-				return
-			}
-			if len(ids) == 1 {
-				http.Redirect(w, r, projectPath(ids[0]), http.StatusSeeOther)
-				return
-			}
-		}
 		s.renderProjects(w, r, http.StatusOK, "", "")
 	})
 }
@@ -44,6 +33,10 @@ func (s *Server) renderProjects(w http.ResponseWriter, r *http.Request, status i
 		return
 	}
 	pv := views.ProjectsView{CanCreate: v.Admin, Name: name, Error: msg}
+	if pv.Board, err = s.homeBoard(r.Context(), v); err != nil { // board.go
+		s.fail(w, r, err)
+		return
+	}
 	for _, p := range list {
 		pv.Projects = append(pv.Projects, views.ProjectItem{ID: p.ID, Name: p.Name, Role: p.Role,
 			Archived: p.ArchivedAt != nil, Sessions: p.Sessions})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"parley/askuser"
+	"parley/board"
 	"parley/cgroup"
 	"parley/clientip"
 	"parley/hub"
@@ -99,6 +100,7 @@ type Server struct {
 	runs   Runs  // where prompts, answers and stops go: the cluster, or sup
 	stops  Stops // session and project stops and access changes, on every replica
 	hub    *hub.Hub
+	boards *board.Feed // keeps sidebars and boards live (board.go)
 	broker *askuser.Broker
 	// metrics is served on /metrics; nil = none.
 	metrics *metrics.Metrics
@@ -200,6 +202,7 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 	if s.stops = d.Stops; s.stops == nil {
 		s.stops = localStops{sup: d.Supervisor, hub: d.Hub}
 	}
+	s.boards = board.NewFeed(d.Store, hubPages{d.Hub}, d.Log)
 	s.mcp = s.MCPHandler(ctx)
 	s.disk = s.newDiskWatcher()
 	return s, nil

@@ -193,6 +193,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	}
 	g.Go(func() error { return expiry.Run(gctx, sup) })
 	g.Go(func() error { return srv.ListenAnswers(gctx) })
+	g.Go(func() error { return srv.WatchBoards(gctx) }) // sidebars and boards, live (package board)
 	g.Go(func() error { rch.Reacher.Run(gctx); return nil })
 	if sso != nil {
 		g.Go(func() error { sso.Run(gctx); return nil }) // re-checks sign-ins with the provider

@@ -1,0 +1,357 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/gorilla/websocket"
+
+	"parley/board"
+	"parley/hub"
+	"parley/store"
+	"parley/views"
+)
+
+// boardGather is how long a page's socket gathers pokes into one read: a
+// session's ask and status change, a moment apart, cost one query.
+const boardGather = 20 * time.Millisecond
+
+// boardConn is one page's sidebar or board socket. It subscribes to the
+// topics of its projects (board.Topic); each poke names a session, which
+// the socket reads again as its person sees it and puts where it goes
+// (board.Live). A poke that names none reads everything again.
+type boardConn struct {
+	s    *Server
+	conn *websocket.Conn
+	r    *http.Request
+	v    viewer
+	// project is a sidebar's project (zero for the board), role the
+	// viewer's role there, current the session open in the page.
+	project  store.Project
+	role     string
+	current  string
+	projects []int64
+	live     *board.Live
+
+	mu      sync.Mutex
+	changed map[string]bool
+	all     bool
+	poked   chan struct{} // a read is due
+	recheck chan struct{} // access is to be checked again now
+}
+
+// handleSidebarWS keeps a project's sidebar live; a project the viewer
+// may not see is refused before the upgrade.
+func (s *Server) handleSidebarWS() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, v, role, err := s.authorizeProjectAs(r.Context(), r, r.PathValue("id"), actView)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		c := &boardConn{s: s, r: r, v: v, project: p, role: role, projects: []int64{p.ID}}
+		c.current = s.currentIn(r.Context(), r, v, p.ID)
+		s.serveBoardConn(w, r, c)
+	})
+}
+
+// handleBoardWS keeps the home page's board live.
+func (s *Server) handleBoardWS() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v := s.viewer(r)
+		ids, err := s.projectsOf(r.Context(), v)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		s.serveBoardConn(w, r, &boardConn{s: s, r: r, v: v, projects: ids})
+	})
+}
+
+func (s *Server) serveBoardConn(w http.ResponseWriter, r *http.Request, c *boardConn) {
+	conn, release, ok := s.upgradeWS(w, r, c.v.ID)
+	if !ok {
+		return
+	}
+	defer release()
+	c.conn, c.changed = conn, map[string]bool{}
+	c.poked, c.recheck = make(chan struct{}, 1), make(chan struct{}, 1)
+	c.serve(r.Context())
+	if c.current != "" { // what the page showed until it closed was seen
+		_ = s.st.MarkRead(context.WithoutCancel(r.Context()), c.v.ID, c.current)
+	}
+}
+
+func (c *boardConn) serve(ctx context.Context) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer c.conn.Close()
+	var wg sync.WaitGroup
+	var subs []*hub.Subscription
+	defer func() {
+		for _, sub := range subs {
+			c.s.hub.Unsubscribe(sub)
+		}
+		wg.Wait()
+	}()
+	for _, p := range c.projects {
+		sub, err := c.s.hub.Subscribe(ctx, board.Topic(p))
+		if err != nil {
+			return
+		}
+		subs = append(subs, sub)
+		wg.Go(func() { c.forward(sub, cancel) })
+	}
+	readerDone := make(chan struct{})
+	go func() {
+		defer close(readerDone)
+		defer cancel()
+		c.readLoop()
+	}()
+	if err := c.writeLoop(ctx); err != nil && !errors.Is(err, context.Canceled) {
+		c.s.log.Debug("board websocket closed", "err", err)
+	}
+	c.conn.Close()
+	<-readerDone
+}
+
+// forward notes the sessions a subscription's pokes name until the hub
+// closes it (Unsubscribe, or dropped: the page reconnects).
+func (c *boardConn) forward(sub *hub.Subscription, cancel func()) {
+	for {
+		select {
+		case f, ok := <-sub.C:
+			if !ok {
+				cancel()
+				return
+			}
+			c.mu.Lock()
+			if f.About == "" {
+				c.all = true
+			} else {
+				c.changed[f.About] = true
+			}
+			c.mu.Unlock()
+			signal(c.poked)
+		case <-sub.Recheck:
+			signal(c.recheck)
+		}
+	}
+}
+
+// signal marks ch's work due unless it already is.
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
+
+func (c *boardConn) writeLoop(ctx context.Context) error {
+	ping := time.NewTicker(c.s.pingEvery()) // a keepalive, not a poll
+	defer ping.Stop()
+	gather := time.NewTimer(boardGather)
+	gather.Stop()
+	if err := c.refreshAll(ctx); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-c.poked:
+			gather.Reset(boardGather)
+		case <-gather.C:
+			if err := c.refresh(ctx); err != nil {
+				return err
+			}
+		case <-c.recheck:
+			if err := c.checkAccess(ctx); err != nil {
+				return err
+			}
+		case <-ping.C:
+			if err := c.checkAccess(ctx); err != nil {
+				return err
+			}
+			c.conn.SetWriteDeadline(time.Now().Add(writeWait))
+			if err := c.conn.WriteMessage(websocket.PingMessage, nil); err != nil {
+				return err
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// checkAccess ends the socket with the close code the page knows when
+// the sign-in ended or the viewer may no longer see what it shows.
+func (c *boardConn) checkAccess(ctx context.Context) error {
+	code, reason := 0, ""
+	if c.s.signInEnded(ctx, c.r, c.v.ID) {
+		code, reason = closeSignedOut, reasonSignedOut
+	} else if c.project.ID != 0 {
+		cctx, cancel := context.WithTimeout(ctx, writeWait)
+		_, err := c.s.checkAccess(cctx, c.v, c.project.ID, actView)
+		cancel()
+		code, reason, _ = accessEnded(err)
+	} else if ids, err := c.s.projectsOf(ctx, c.v); err == nil && !slices.Equal(ids, c.projects) {
+		code, reason = websocket.CloseNormalClosure, "Your projects changed." // the page reconnects
+	}
+	if code == 0 {
+		return nil
+	}
+	c.conn.SetWriteDeadline(time.Now().Add(writeWait))
+	_ = c.conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(code, reason))
+	return errors.New(reason)
+}
+
+// readLoop reads only to see pongs and the close; pages send nothing.
+func (c *boardConn) readLoop() {
+	c.conn.SetReadLimit(512)
+	c.conn.SetReadDeadline(time.Now().Add(pongWait))
+	c.conn.SetPongHandler(func(string) error { return c.conn.SetReadDeadline(time.Now().Add(pongWait)) })
+	for {
+		if _, _, err := c.conn.ReadMessage(); err != nil {
+			return
+		}
+	}
+}
+
+// take returns the sessions poked since the last read, or all.
+func (c *boardConn) take() (ids []string, all bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id := range c.changed {
+		ids = append(ids, id)
+	}
+	clear(c.changed)
+	all, c.all = c.all, false
+	return ids, all
+}
+
+func (c *boardConn) write(ctx context.Context, parts []templ.Component) error {
+	f, err := renderFrame(ctx, templ.Join(parts...))
+	if err != nil {
+		return err
+	}
+	c.conn.SetWriteDeadline(time.Now().Add(writeWait))
+	return c.conn.WriteMessage(websocket.TextMessage, f.Data)
+}
+
+// refreshAll reads everything the page shows and replaces it.
+func (c *boardConn) refreshAll(ctx context.Context) error {
+	c.take() // all is read now
+	if c.project.ID == 0 {
+		b, err := c.s.board(ctx, c.v, c.projects)
+		if err != nil {
+			return err
+		}
+		c.live = board.BoardLive(b, time.Now)
+		return c.write(ctx, []templ.Component{views.LiveReplace(views.BoardLists(b))})
+	}
+	if c.current != "" {
+		if err := c.s.st.MarkRead(ctx, c.v.ID, c.current); err != nil {
+			return err
+		}
+	}
+	sb, err := c.s.sidebar(ctx, c.project, c.v, c.role, c.current)
+	if err != nil {
+		return err
+	}
+	c.live = board.SidebarLive(sb)
+	return c.write(ctx, []templ.Component{views.LiveReplace(views.SidebarList(sb), views.SidebarNeeds(sb.NeedsYou))})
+}
+
+// refresh reads the sessions poked since the last read and moves each
+// where it now goes, with the counts that changed.
+func (c *boardConn) refresh(ctx context.Context) error {
+	ids, all := c.take()
+	if all {
+		return c.refreshAll(ctx)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if c.current != "" && slices.Contains(ids, c.current) {
+		// The page shows the session: what changed is seen.
+		if err := c.s.st.MarkRead(ctx, c.v.ID, c.current); err != nil {
+			return err
+		}
+	}
+	rows, err := c.s.st.BoardSessionsByID(ctx, ids, c.v.ID)
+	if err != nil {
+		return err
+	}
+	byID := make(map[string]store.BoardRow, len(rows))
+	for _, r := range rows {
+		byID[r.ID] = r
+	}
+	var parts []templ.Component
+	recount := false
+	for _, id := range ids {
+		var it *board.Item
+		if r, ok := byID[id]; ok && c.shows(r) {
+			x := board.ItemOf(r, personOf(c.v), c.current)
+			it = &x
+		}
+		was := c.live.StatusOf(id)
+		recount = recount || was == "" || was == board.NeedsYou || (it != nil && it.Status == board.NeedsYou)
+		parts = append(parts, c.change(c.live.Apply(id, it)))
+	}
+	counts, err := c.counts(ctx, recount)
+	if err != nil {
+		return err
+	}
+	return c.write(ctx, append(parts, counts...))
+}
+
+// shows says whether the page lists the session.
+func (c *boardConn) shows(r store.BoardRow) bool {
+	if r.Archived {
+		return false
+	}
+	if c.project.ID != 0 {
+		return r.ProjectID == c.project.ID
+	}
+	return slices.Contains(c.projects, r.ProjectID)
+}
+
+// change renders what a change does to the page.
+func (c *boardConn) change(ch board.Change) templ.Component {
+	prefix, item := "sb-", views.SidebarItem(ch.Item, c.current)
+	if c.project.ID == 0 {
+		prefix, item = "bd-", views.BoardItem(ch.Item)
+	}
+	if ch.Remove {
+		return views.LiveRemove(prefix + ch.ID)
+	}
+	before := ""
+	if ch.Before != "" {
+		before = prefix + ch.Before
+	}
+	return views.LivePut(ch.Into, before, item)
+}
+
+// counts renders the counts a change may have moved: the board's, from
+// what it shows; a sidebar's sessions that need the person, read again
+// (the sidebar lists only the newest) when recount says it may differ.
+func (c *boardConn) counts(ctx context.Context, recount bool) ([]templ.Component, error) {
+	if c.project.ID == 0 {
+		var parts []templ.Component
+		for _, s := range []string{board.SectionNeeds, board.SectionRunning, board.SectionRecent} {
+			parts = append(parts, views.BoardCount(s, c.live.Len(s)))
+		}
+		return []templ.Component{views.LiveReplace(parts...)}, nil
+	}
+	if !recount || !can(c.role, c.v.Admin, actAnswer) {
+		return nil, nil
+	}
+	n, err := c.s.st.NeedsCount(ctx, c.project.ID)
+	if err != nil {
+		return nil, err
+	}
+	return []templ.Component{views.LiveReplace(views.SidebarNeeds(n))}, nil
+}
