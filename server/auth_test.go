@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"net/http"
 	"net/url"
+	"os"
 	"parley/metrics"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"parley/launch"
 	"parley/runner/fakeapi"
 )
 
@@ -63,8 +66,17 @@ func TestAuthorizationMatrix(t *testing.T) {
 	sess := e.newSession()
 	pid := strconv.FormatInt(e.project.ID, 10)
 	pp, sp := "/projects/"+pid, "/sessions/"+sess.ID
+	dp := "/sessions/" + e.newSession().ID // deleted by the matrix (session_delete.go)
 	outsiderID := strconv.FormatInt(tm["outsider"].ID, 10)
 	viewerID := strconv.FormatInt(tm["viewer"].ID, 10)
+	// A file in the project's workspace, the session's files (files.go).
+	if err := os.MkdirAll(launch.WorkspaceDir(e.dataDir, e.project), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(launch.WorkspaceDir(e.dataDir, e.project), "readme.txt"), []byte("hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	aid := e.uploadID(e.user, sess.ID, "notes.txt", []byte("x")) // attach_test.go
 	routes := []route{
 		{"GET", "/login", nil, public, 200},
 		{"GET", "/login/oidc", nil, public, 303},                         // to the provider, whoever asks
@@ -78,6 +90,10 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"GET", sp, nil, toView, 200},
 		{"GET", sp + "/export.md", nil, toView, 200},
 		{"GET", sp + "/export.json", nil, toView, 200},
+		{"GET", sp + "/mode", nil, toView, 200},
+		{"GET", sp + "/commands", nil, toView, 200},
+		{"POST", sp + "/attachments", url.Values{}, toPrompt, 400}, // not a multipart upload (attach.go)
+		{"GET", "/attachments/" + aid, nil, toView, 200},
 		{"POST", pp + "/sessions", url.Values{"text": {" "}}, toPrompt, 400},
 		{"POST", "/sessions", url.Values{"project_id": {pid}, "text": {" "}}, toPrompt, 400},
 		{"POST", sp + "/rename", url.Values{"title": {" "}}, toPrompt, 400},
@@ -95,8 +111,18 @@ func TestAuthorizationMatrix(t *testing.T) {
 		// probes and metrics (/metrics: loopback as Parley's own uid).
 		{"POST", sp + "/worktree/merge", url.Values{}, toPrompt, 400},
 		{"POST", sp + "/worktree/discard", url.Values{}, toPrompt, 400},
+		{"GET", sp + "/files", nil, toView, 200},
+		{"GET", sp + "/files/view?path=readme.txt", nil, toView, 200},
+		{"GET", sp + "/files/diff?path=readme.txt", nil, toView, 200},
+		{"GET", sp + "/files/raw?path=readme.txt", nil, toView, 200},
 		{"POST", pp + "/settings/asks", url.Values{"expiry_days": {"-1"}}, toManage, 400},
 		{"POST", pp + "/settings/mcp", url.Values{"max_budget": {"x"}}, toManage, 400},
+		// Deleting a session (issue 32): the confirmation and the delete,
+		// of a session of their own (the owner's deletes it, the admin's
+		// finds it deleted already), and retention.
+		{"GET", dp + "/delete", nil, toManage, 200},
+		{"POST", dp + "/delete", url.Values{}, toManage, 200},
+		{"POST", pp + "/settings/retention", url.Values{"retention_days": {"-1"}}, toManage, 400},
 		{"GET", "/tokens", nil, signedIn, 200},
 		{"POST", "/tokens", url.Values{"name": {" "}}, signedIn, 400},
 		{"POST", "/tokens/999999/revoke", url.Values{}, signedIn, 404},
@@ -245,22 +271,27 @@ func TestWebSocketMatrix(t *testing.T) {
 		"stop":   "Viewers can watch this project but not prompt or stop",
 		"answer": "Viewers can watch this project but not answer",
 		"retry":  "Viewers can watch this project but not prompt",
+		"switch": "Viewers can watch this project but not prompt",
 	}
 	msgs := map[string]map[string]any{
 		"prompt": {"action": "prompt", "text": " "},
 		"stop":   {"action": "stop"},
 		"answer": {"action": "answer", "input_id": "00000000-0000-4000-8000-000000000000", "decision": "deny"},
 		"retry":  {"action": "retry"},
+		"switch": {"action": "switch", "what": "permission_mode", "value": "default"},
 	}
 	for _, role := range []string{"viewer", "member", "owner", "admin"} {
 		w := e.dialAs(tm[role], sess.ID, 0)
-		for _, act := range []string{"prompt", "stop", "answer", "retry"} {
+		for _, act := range []string{"prompt", "stop", "answer", "retry", "switch"} {
 			w.send(msgs[act])
 			got := w.waitFor(10*time.Second, `class="toast`)
 			if isDenied := strings.Contains(got, denied[act]); isDenied != (role == "viewer") {
 				t.Errorf("WS %s as %s: denied=%v; frames:\n%s", act, role, isDenied, got)
 			}
 		}
+		// Typing is a hint that starts nothing for who may not write
+		// (TestResumeAheadOnlyForWriters) and writes no event for anyone.
+		w.send(map[string]any{"action": "typing"})
 		// Every role that may watch may say it is looking (reach counts
 		// only those who may answer).
 		w.send(map[string]any{"action": "visible", "visible": true})
