@@ -74,8 +74,9 @@ type Config struct {
 	// Nothing in the group can lower it again without CAP_SYS_NICE or a
 	// raised RLIMIT_NICE; a Parley nicer already keeps its own. The
 	// CLI itself is in the group, and on a busy machine it then prints
-	// the model's stream later (measured: README, Isolation), so 0 is the
-	// default (PARLEY_RUN_NICE).
+	// the model's stream later (measured: README, Isolation); asks and
+	// answers, which a person waits for, go first, so serve's default is
+	// 5 (PARLEY_RUN_NICE; docs/instant.md, CPU admission).
 	Nice int
 	// Cgroups, if set, gives each run a cgroup of its own, with the
 	// Manager's limits on tasks, memory and CPU weight: the guard enters

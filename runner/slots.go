@@ -250,14 +250,18 @@ func (s *Supervisor) LiveRuns() int {
 	return s.slots.used
 }
 
-// QueuePlace says where the session waits for a slot: its place (1 = next)
-// and the length of the queue; 0 when it is not waiting.
+// QueuePlace says where the session waits for a slot, or for the CPU
+// (cpu.go): its place (1 = next) and the length of the queue; 0 when it is
+// not waiting.
 func (s *Supervisor) QueuePlace(sessionID string) (place, of int) {
 	queue := s.slots.queue()
 	for i, id := range queue {
 		if id == sessionID {
 			return i + 1, len(queue)
 		}
+	}
+	if place, of := s.cpuPlace(sessionID); place > 0 {
+		return place, of
 	}
 	return 0, len(queue)
 }

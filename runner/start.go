@@ -92,7 +92,7 @@ func (s *Supervisor) newRun(o Options, last int64, cancel context.CancelFunc) *R
 	r.log = s.log.With("session_id", o.SessionID)
 	r.othersWaiting = func() bool { return s.slots.queued() > 0 }
 	r.closeLater = s.closeRunLater
-	r.stateChanged = s.kickDrain
+	r.stateChanged = s.runStateChanged // a drain, and the CPU line (cpu.go)
 	return r
 }
 

@@ -19,6 +19,7 @@ type Supervisor struct {
 	runtimeDir string        // where per-run ask_user config files live
 	runEnded   func()        // told after each run ends (may be nil)
 	slots      *slots        // the cap on live processes and the queue for it
+	cpu        *cpuLine      // the CPU budget of working sessions and its line (cpu.go)
 	queueObs   QueueObserver // nil: nobody is told about the queue
 	kept       QueueStore    // nil: the queue is kept in memory only
 	recoverer  Recoverer     // nil: logs are not reconciled at start
@@ -54,6 +55,10 @@ type Deps struct {
 	// MaxRuns caps the live claude processes; 0 = no cap. A session that
 	// needs a process when all are taken waits in the queue (see slots.go).
 	MaxRuns int
+	// CPURuns is the CPU budget: sessions that may be working (streaming
+	// or running tools) at once; a prompt that would set one more to work
+	// waits in the CPU line (cpu.go). 0 = no budget.
+	CPURuns int
 	Queue   QueueObserver // hears where waiting sessions stand; may be nil
 	// QueueStore, if set, keeps the prompts and answers waiting in the
 	// queue, so that neither a restart nor a crash loses them (queue.go).
@@ -97,7 +102,7 @@ var errQueued = errors.New("the session's earlier work waits in line")
 func NewSupervisor(ctx context.Context, d Deps) *Supervisor {
 	return &Supervisor{cfg: d.Config, journal: d.Journal, pub: d.Publisher, broker: d.Broker,
 		log: d.Log, runtimeDir: d.RuntimeDir, runEnded: d.RunEnded, ctx: ctx, runs: map[string]*Run{},
-		slots: &slots{max: d.MaxRuns}, queueObs: d.Queue, kept: d.QueueStore, starting: map[string]chan struct{}{}, queueStarts: map[string]bool{},
+		slots: &slots{max: d.MaxRuns}, cpu: &cpuLine{max: d.CPURuns, admitted: map[string]int{}}, queueObs: d.Queue, kept: d.QueueStore, starting: map[string]chan struct{}{}, queueStarts: map[string]bool{},
 		drain: drain{kick: make(chan struct{}, 1)}, recoverer: d.Recover, startGuard: d.StartGuard}
 }
 
@@ -122,6 +127,18 @@ func (s *Supervisor) PromptWork(ctx context.Context, sessionID string, start Sta
 }
 
 func (s *Supervisor) prompt(ctx context.Context, sessionID string, start Starter, w QueuedWork) error {
+	// A turn that would set one more session working waits for the CPU
+	// budget (cpu.go), and is sent from its line.
+	through, err := s.cpuGate(ctx, sessionID, start, &w)
+	if !through {
+		return err
+	}
+	defer s.cpuDone(sessionID)
+	return s.sendPrompt(ctx, sessionID, start, w)
+}
+
+// sendPrompt hands the turn w to the session's run (withRun).
+func (s *Supervisor) sendPrompt(ctx context.Context, sessionID string, start Starter, w QueuedWork) error {
 	// A turn that waits in the queue says what it is (work), so that it can be
 	// kept and a drain can move it.
 	return s.withRun(ctx, sessionID, start, job{work: &w, do: func(ctx context.Context, r *Run, item int64) error {

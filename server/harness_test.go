@@ -99,6 +99,7 @@ type envOptions struct {
 	pingPeriod time.Duration
 	limits     Limits // per-user limits; zero = none
 	maxRuns    int    // cap on live claude processes; 0 = none
+	cpuRuns    int    // CPU budget: sessions working at once; 0 = none (runner/cpu.go)
 	isolation  string // "uid": per-project uids (needs root); "bwrap": bubblewrap; "": none
 	guard      bool   // runs start under run-guard, as serve starts them
 	nice       int    // the runs' niceness (PARLEY_RUN_NICE)
@@ -203,7 +204,7 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	e.sup = runner.NewSupervisor(ctx, runner.Deps{
 		Config:  rc,
 		Journal: journal, Publisher: runPub, Broker: e.broker, Log: log, RuntimeDir: e.runtimeDir(),
-		MaxRuns: o.maxRuns, Queue: NewQueueObserver(hub), QueueStore: cluster.NewQueueStore(st), Recover: transcript.New(st, pub, log),
+		MaxRuns: o.maxRuns, CPURuns: o.cpuRuns, Queue: NewQueueObserver(hub), QueueStore: cluster.NewQueueStore(st), Recover: transcript.New(st, pub, log),
 		StartGuard: WorktreeStartGuard(st),
 	})
 	var rch *Reach

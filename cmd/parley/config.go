@@ -37,6 +37,7 @@ type config struct {
 	MetricsLoopback metrics.Loopback // PARLEY_METRICS_LOOPBACK: which loopback clients need no token
 	MaxRuns         int              // live claude processes at once (PARLEY_MAX_RUNS)
 	RunNice         int              // CPU niceness of every run's process group (PARLEY_RUN_NICE)
+	CPURuns         int              // sessions working (streaming, running tools) at once; more wait in line (PARLEY_CPU_RUNS)
 	MaxTokens       int              // cap on a model request's max_tokens at the gateway (PARLEY_MAX_TOKENS)
 	ServerTools     bool             // PARLEY_MODEL_SERVER_TOOLS: forward mcp_servers and web_fetch
 	Limits          server.Limits    // per-user limits

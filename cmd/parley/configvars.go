@@ -7,6 +7,7 @@ import (
 	"parley/cgroup"
 	"parley/gateway"
 	"parley/limit"
+	"parley/runner"
 	"parley/server"
 )
 
@@ -89,9 +90,13 @@ var settings = []setting{
 		dynamic: func(func(string) string) string { return strconv.Itoa(limit.DefaultMaxRuns()) },
 		Doc:     "live claude processes at once; more sessions wait in line",
 		set:     whole(func(c *config) *int { return &c.MaxRuns }, 1, none, ""), bind: intFlag(func(c *config) *int { return &c.MaxRuns })},
-	{Name: "PARLEY_RUN_NICE", Flag: "run-nice", Def: "0", // off by default: runner.Config.Nice says why
-		Doc: "CPU niceness (0-19) of every run and the tools it starts: with more, the server's own work goes first when the CPU is busy, and the CLI's stream waits",
+	{Name: "PARLEY_RUN_NICE", Flag: "run-nice", Def: "5", // runner.Config.Nice says why
+		Doc: "CPU niceness (0-19) of every run and the tools it starts: the server's own work (the page, asks, answers) goes first when the CPU is busy, and the CLI's stream waits; 0 = the server's",
 		set: whole(func(c *config) *int { return &c.RunNice }, 0, 19, ""), bind: intFlag(func(c *config) *int { return &c.RunNice })},
+	{Name: "PARLEY_CPU_RUNS", Flag: "cpu-runs", DocDef: "8 per core (GOMAXPROCS)",
+		dynamic: func(func(string) string) string { return strconv.Itoa(runner.DefaultCPURuns()) },
+		Doc:     "sessions working at once (streaming or running tools); a message that would set one more to work waits in line, its place shown, until one ends its turn or waits for an answer; answers never wait; 0 = no limit",
+		set:     whole(func(c *config) *int { return &c.CPURuns }, 0, none, ""), bind: intFlag(func(c *config) *int { return &c.CPURuns })},
 	{Name: "PARLEY_SESSIONS_PER_MINUTE", Flag: "sessions-per-minute", Def: strconv.Itoa(server.DefaultLimits.SessionsPerMinute), Doc: "new sessions one user may start a minute; 0 = no limit",
 		set: whole(func(c *config) *int { return &c.Limits.SessionsPerMinute }, 0, none, ""), bind: intFlag(func(c *config) *int { return &c.Limits.SessionsPerMinute })},
 	{Name: "PARLEY_PROMPTS_PER_MINUTE", Flag: "prompts-per-minute", Def: strconv.Itoa(server.DefaultLimits.PromptsPerMinute), Doc: "messages (and retries) one user may send a minute; 0 = no limit",

@@ -121,7 +121,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		Config:  rc,
 		Journal: runstore.NewMeteredJournal(st.Live(), met), Publisher: pub,
 		Broker: broker, Log: log, RuntimeDir: runtimeDir, RunEnded: expiry.Kick,
-		MaxRuns: c.MaxRuns, Queue: server.NewQueueObserver(hub), Recover: rec, QueueStore: cluster.NewQueueStore(st),
+		MaxRuns: c.MaxRuns, CPURuns: c.CPURuns, Queue: server.NewQueueObserver(hub), Recover: rec, QueueStore: cluster.NewQueueStore(st),
 		StartGuard: server.WorktreeStartGuard(st), // no run starts while a member merges its session's worktree
 	})
 	// Runs start with the options the launcher gives (package launch),
