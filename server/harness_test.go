@@ -28,6 +28,7 @@ import (
 	"parley/store"
 	"parley/store/pgtest"
 	"parley/transcript"
+	"parley/warm"
 	"parley/worktree"
 )
 
@@ -83,6 +84,8 @@ type env struct {
 	// pub is the runs' publisher, unmetered, as a restarted supervisor
 	// takes it (runnerLike).
 	pub *Publisher
+
+	warm *warm.Pool // envOptions.warm's pool; nil = none
 }
 
 type envOptions struct {
@@ -119,6 +122,8 @@ type envOptions struct {
 	logTo   io.Writer
 	// sso, if set, makes the server's OpenID Connect sign-in (oidc_op_test.go).
 	sso func(*store.Store, *slog.Logger) *oidclogin.Provider
+	// warm, if set, runs a pool of processes started ahead (warm_harness_test.go).
+	warm *warm.Config
 }
 
 func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
@@ -224,6 +229,7 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	}
 	e.relay.Config.Handler = e.srv.RelayHandler()
 	e.web = httptest.NewServer(e.srv.Handler())
+	e.startWarm(o.warm, log)
 	if e.reach != nil {
 		e.reach.start(t, e, e.web.URL)
 	}

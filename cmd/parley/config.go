@@ -13,6 +13,7 @@ import (
 	"parley/clientip"
 	"parley/metrics"
 	"parley/server"
+	"parley/warm"
 )
 
 // config is Parley's configuration: environment variables, which flags may
@@ -36,6 +37,7 @@ type config struct {
 	MetricsToken    string           // bearer token for /metrics from other hosts or through a proxy; "" = loopback only
 	MetricsLoopback metrics.Loopback // PARLEY_METRICS_LOOPBACK: which loopback clients need no token
 	MaxRuns         int              // live claude processes at once (PARLEY_MAX_RUNS)
+	Warm            warm.Config      // processes started ahead (PARLEY_WARM_*)
 	RunNice         int              // CPU niceness of every run's process group (PARLEY_RUN_NICE)
 	CPURuns         int              // sessions working (streaming, running tools) at once; more wait in line (PARLEY_CPU_RUNS)
 	MaxTokens       int              // cap on a model request's max_tokens at the gateway (PARLEY_MAX_TOKENS)

@@ -25,6 +25,7 @@ import (
 	"parley/server"
 	"parley/store"
 	"parley/transcript"
+	"parley/warm"
 )
 
 func serve(ctx context.Context, args []string, getenv func(string) string, stderr io.Writer) error {
@@ -134,6 +135,8 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	sc.DiskReserve = c.RunLimits.DiskReserve // free disk kept for the database (quota/free.go)
 	sc.TrustedProxies = c.TrustedProxies     // whose forwarding headers name the client (package clientip)
 	launcher := launch.New(sc.Launch(), st, log)
+	// Processes started ahead for new sessions (package warm).
+	pool := warm.New(c.Warm, sup, launcher, log)
 	met.Runs(sup.Count, sup.Queued) // the supervisor writes through met; met counts its runs
 	gw.SetNotifier(sup)             // a session that reaches a limit at the gateway is told so by its run
 	node := cluster.New(cluster.Config{TTL: c.LeaseTTL, DataDir: c.DataDir, RuntimeBase: filepath.Dir(runtimeDir)}, cluster.Deps{Store: st, Supervisor: sup,
@@ -170,7 +173,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	srv, err := server.New(ctx, sc,
 		server.Deps{Store: st, Supervisor: sup, Runs: node, Stops: node, Hub: hub, Publisher: pubs, Broker: broker, Metrics: met, Log: log, Expirer: expiry, Gateway: gw,
 			Tools:    rc.GuardTools(toolSandbox(rc.Sandbox)), // a tool's leftovers die with it, as a run's
-			Launcher: launcher, Reach: rch, SSO: sso})
+			Launcher: launcher, Reach: rch, SSO: sso, Warm: pool})
 	if err != nil {
 		return err
 	}
@@ -199,6 +202,8 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		g.Go(func() error { sso.Run(gctx); return nil }) // re-checks sign-ins with the provider
 	}
 	g.Go(func() error { return srv.WatchDisk(gctx) }) // projects' disk quotas (server/limits_disk.go)
+	// The pool kills what it started ahead when it ends.
+	g.Go(func() error { return pool.Run(gctx) })
 	g.Go(func() error { return srv.SessionDeleter().Run(gctx) }) // retention: idle sessions deleted, one replica at a time
 	g.Go(func() error {
 		<-gctx.Done()

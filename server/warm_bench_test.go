@@ -1,0 +1,65 @@
+//go:build bench
+
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"parley/runner/fakeapi"
+)
+
+// BenchmarkFirstTurn: a new session's first message, from the form's
+// submit (POST /projects/{id}/sessions with the text) to its request at
+// the model, with a process started ahead for the project (warm: the pool
+// had a second to start it, as when the member opened the project page
+// and typed) and without (cold: the CLI's whole start on the message).
+// Each sample is a new session; runs end between samples, so each warm
+// sample takes a process the pool started after the last one was taken.
+func BenchmarkFirstTurn(b *testing.B) {
+	for _, c := range []string{"warm", "cold"} {
+		b.Run(c, func(b *testing.B) {
+			o := envOptions{quiet: true, perTurn: true}
+			if c == "warm" {
+				o.warm = testWarm()
+			}
+			e := newEnv(b, fakeapi.Scenario{{Text: "Reply."}}, o)
+			n := 20
+			var l []time.Duration
+			for i := 0; i < b.N; i++ {
+				for j := range n {
+					l = append(l, firstTurnLatency(b, e, c, j))
+				}
+			}
+			slices.Sort(l)
+			b.ReportMetric(ms(percentile(l, 50)), "p50-ms")
+			b.ReportMetric(ms(percentile(l, 99)), "p99-ms")
+			fmt.Printf("first turn, %s: n=%d p50 %.1f ms p90 %.1f ms p99 %.1f ms max %.1f ms\n",
+				c, len(l), ms(percentile(l, 50)), ms(percentile(l, 90)), ms(percentile(l, 99)), ms(l[len(l)-1]))
+		})
+	}
+}
+
+// firstTurnLatency is one sample of case c: a new session's first message.
+func firstTurnLatency(b *testing.B, e *env, c string, i int) time.Duration {
+	e.get(fmt.Sprintf("/projects/%d", e.project.ID)) // the member opens the project
+	if c == "warm" {
+		e.warmPid(e.project.ID)
+	}
+	time.Sleep(time.Second) // typing; a process ahead has finished starting
+	have := len(e.fake.Requests())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	t0 := time.Now()
+	id := e.createSessionForm(e.project.ID, fmt.Sprintf("first message %d", i))
+	if err := e.fake.WaitRequests(ctx, have+1); err != nil {
+		b.Fatal(err)
+	}
+	d := time.Since(t0)
+	e.waitTurnOver(id)
+	e.endRun(id)
+	return d
+}
