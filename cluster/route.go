@@ -32,6 +32,10 @@ type request struct {
 	Parley  bool            `json:"parley,omitempty"` // a prompt of Parley's own (runner.QueuedWork.Parley)
 	InputID string          `json:"input_id,omitempty"`
 	Resp    runner.Response `json:"resp"`
+
+	// Content and Attached are a prompt's attachments (runner.QueuedWork).
+	Content  []json.RawMessage `json:"content,omitempty"`
+	Attached json.RawMessage   `json:"attached,omitempty"`
 }
 
 // Prompt sends a user turn to the session's process on whichever replica
@@ -43,7 +47,7 @@ func (n *Node) Prompt(ctx context.Context, sessionID string, start runner.Starte
 
 // promptWork is Prompt for a prompt that may be Parley's own (w.Parley).
 func (n *Node) promptWork(ctx context.Context, sessionID string, start runner.Starter, w runner.QueuedWork) error {
-	req := request{Text: w.Text, By: w.By, ByID: w.ByID, Parley: w.Parley}
+	req := request{Text: w.Text, By: w.By, ByID: w.ByID, Parley: w.Parley, Content: w.Content, Attached: w.Attached}
 	return n.route(ctx, sessionID, true, kindPrompt, req, func() error {
 		return n.afterQueue(ctx, sessionID, func() error { return n.Supervisor.PromptWork(ctx, sessionID, start, w) })
 	})
@@ -250,7 +254,7 @@ func (n *Node) serveRequest(id int64) {
 	switch r.Kind {
 	case kindPrompt:
 		err = n.afterQueue(ctx, r.SessionID, func() error {
-			return n.Supervisor.PromptWork(ctx, r.SessionID, start, runner.QueuedWork{Text: req.Text, By: req.By, ByID: req.ByID, Parley: req.Parley})
+			return n.Supervisor.PromptWork(ctx, r.SessionID, start, runner.QueuedWork{Text: req.Text, By: req.By, ByID: req.ByID, Parley: req.Parley, Content: req.Content, Attached: req.Attached})
 		})
 	case kindAnswer:
 		err = n.afterQueue(ctx, r.SessionID, func() error {

@@ -231,7 +231,7 @@ func (s *Supervisor) startFresh(o Options, turns []sentTurn) {
 			"so Parley started a new one and sent your last message to it again."})
 		for _, t := range turns {
 			reply := make(chan error, 1)
-			err := r.send(ctx, turnCmd{text: t.text, by: t.by, parley: t.parley, resend: true, reply: reply}, reply)
+			err := r.send(ctx, turnCmd{text: t.text, by: t.by, parley: t.parley, content: t.content, attached: t.attached, resend: true, reply: reply}, reply)
 			if err != nil && !errors.Is(err, ErrNotAllowed) { // one not allowed: the page says so
 				return fmt.Errorf("resend turn to the fresh conversation: %w", err)
 			}

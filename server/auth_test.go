@@ -69,6 +69,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 	dp := "/sessions/" + e.newSession().ID // deleted by the matrix (session_delete.go)
 	outsiderID := strconv.FormatInt(tm["outsider"].ID, 10)
 	viewerID := strconv.FormatInt(tm["viewer"].ID, 10)
+	aid := e.uploadID(e.user, sess.ID, "notes.txt", []byte("x")) // attach_test.go
 	// A file in the project's workspace, the session's files (files.go).
 	if err := os.MkdirAll(launch.WorkspaceDir(e.dataDir, e.project), 0o755); err != nil {
 		t.Fatal(err)
@@ -90,6 +91,8 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"GET", sp, nil, toView, 200},
 		{"GET", sp + "/export.md", nil, toView, 200},
 		{"GET", sp + "/export.json", nil, toView, 200},
+		{"POST", sp + "/attachments", url.Values{}, toPrompt, 400}, // not a multipart upload (attach.go)
+		{"GET", "/attachments/" + aid, nil, toView, 200},
 		{"GET", sp + "/mode", nil, toView, 200},
 		{"GET", sp + "/commands", nil, toView, 200},
 		{"POST", sp + "/attachments", url.Values{}, toPrompt, 400}, // not a multipart upload (attach.go)

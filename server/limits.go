@@ -78,6 +78,9 @@ const (
 
 func bodyLimitFor(r *http.Request) int64 {
 	p := r.URL.Path
+	if n := attachBodyLimit(r); n > 0 { // attach.go
+		return n
+	}
 	if p == "/sessions" || p == "/mcp" || (strings.HasPrefix(p, "/projects/") && (strings.HasSuffix(p, "/sessions") || strings.HasSuffix(p, "/settings"))) {
 		return largeBodyBytes
 	}

@@ -110,7 +110,8 @@ func (r *renderer) components(e store.Event) []templ.Component {
 			Queued, Parley bool
 		}
 		_ = json.Unmarshal(e.Payload, &p)
-		return []templ.Component{appendTo(views.Prompt(e.Seq, p.Text, p.By, p.Queued, p.Parley)), views.Status("running", true)}
+		cs := append([]templ.Component{appendTo(views.Prompt(e.Seq, p.Text, p.By, p.Queued, p.Parley))}, promptAttachments(e)...) // attach.go
+		return append(cs, views.Status("running", true))
 	case "stream_event":
 		return r.stream(e.Seq, e.Payload)
 	case "assistant":

@@ -43,6 +43,8 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("POST /sessions/{id}/worktree/discard", s.handleWorktree(s.discardWorktree))
 	mux.Handle("GET /sessions/{id}/export.md", s.handleExportMarkdown())
 	mux.Handle("GET /sessions/{id}/export.json", s.handleExportJSON())
+	mux.Handle("POST /sessions/{id}/attachments", s.handleAttachUpload()) // attach.go
+	mux.Handle("GET /attachments/{aid}", s.handleAttachment())
 	mux.Handle("GET /sessions/{id}/files", s.handleFiles())
 	mux.Handle("GET /sessions/{id}/files/view", s.handleFileView())
 	mux.Handle("GET /sessions/{id}/files/diff", s.handleFileDiff())

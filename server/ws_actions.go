@@ -28,6 +28,8 @@ type wsMessage struct {
 	Other   string     `json:"other"`
 	// Visible is a page's visibility report (action "visible").
 	Visible bool `json:"visible"`
+	// Attach names the member's uploads a prompt carries (attach.go).
+	Attach stringList `json:"attach"`
 
 	raw []byte // the whole message, for the fields of an answer form
 }
@@ -135,6 +137,9 @@ func (c *wsConn) prompt(ctx context.Context, m wsMessage) error {
 	a, err := c.s.actor(ctx, c.r)
 	if err != nil {
 		return err
+	}
+	if len(m.Attach) > 0 {
+		return c.s.promptAttached(ctx, a, c.sess.ID, m.Text, m.Attach) // attach.go
 	}
 	_, err = c.s.acts().Prompt(ctx, a, c.sess.ID, m.Text)
 	return err
