@@ -142,7 +142,7 @@ func TestWarmPoolStopsWhenTheLeaseIsLost(t *testing.T) {
 	defer func() { stopNode(); <-done }()
 	e.get(fmt.Sprintf("/projects/%d", e.project.ID))
 	pid := e.warmPid(e.project.ID) // the first heartbeat gave the lease
-	stopNode()                      // no more heartbeats: the lease lapses
+	stopNode()                     // no more heartbeats: the lease lapses
 	<-done
 	pidGone(t, pid, 5*time.Second)
 	deadline := time.Now().Add(time.Second)
