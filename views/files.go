@@ -13,9 +13,11 @@ import (
 )
 
 // MaxHighlight bounds the text a file view highlights; a larger file is
-// shown as plain text (chroma and the sanitizer take about a tenth of a
-// second per 256 KiB on a small machine).
-const MaxHighlight = 256 << 10
+// shown as plain text. chroma's lexers are the cost: 32 KiB of Go took
+// 0.5 s to tokenise, 0.1 s to format and 0.2 s to sanitize on the 2-core
+// test machine under a load average of 24, growing linearly
+// (BenchmarkHighlight).
+const MaxHighlight = 64 << 10
 
 // FilesPage is what every page of a session's files shows: where the
 // files are and where in them the page is.
