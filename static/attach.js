@@ -78,7 +78,9 @@
     if (mt) {
       var img = document.createElement("img");
       img.alt = "";
-      img.src = URL.createObjectURL(f);
+      var rd = new FileReader(); // a data: URL: the CSP allows no blob: images
+      rd.onload = function () { img.src = rd.result; };
+      rd.readAsDataURL(f);
       li.appendChild(img);
     }
     var label = document.createElement("span");
