@@ -18,10 +18,11 @@ import (
 // plantFiles is what the fake model's Bash writes in the session's
 // worktree: a Go file, a changed a.txt, a binary, and links a browser
 // must never be served through: one to /etc/passwd, one to /etc, one to
-// another project's secret.
+// another project's secret; a FIFO, and a 2 MB text file.
 const plantFiles = "mkdir -p src && printf 'package main\\n\\nfunc main() {}\\n' > src/main.go && " +
 	"printf 'one\\nTWO\\nthree\\n' > a.txt && printf 'GIF89a\\000\\001\\002\\377' > blob.bin && " +
-	"ln -s /etc/passwd passwd && ln -s /etc etcdir && ln -s \"$OTHER_SECRET\" theirs"
+	"ln -s /etc/passwd passwd && ln -s /etc etcdir && ln -s \"$OTHER_SECRET\" theirs && mkfifo pipe && " +
+	"head -c 2000000 /dev/zero | tr '\\000' a > big.txt"
 
 // The session page links to the worktree's files; the tree lists them and
 // shows links as links; a file opens highlighted, with its diff against
@@ -59,7 +60,7 @@ func TestBrowserSessionFiles(t *testing.T) {
 		chromedp.Text(`#files-list`, &list, chromedp.ByID),
 		chromedp.Evaluate(`document.querySelectorAll('#files-list tr[data-kind="link"] a').length`, &links),
 	)
-	for _, want := range []string{"src/", "a.txt", "blob.bin", "passwd", "→ /etc/passwd (link, not followed)", "etcdir", "→ /etc", secret} {
+	for _, want := range []string{"src/", "a.txt", "blob.bin", "passwd", "→ /etc/passwd (link, not followed)", "etcdir", "→ /etc", secret, "pipe", "(a FIFO, not opened)", "big.txt"} {
 		if !strings.Contains(list, want) {
 			t.Errorf("the listing lacks %q:\n%s", want, list)
 		}
@@ -99,6 +100,22 @@ func TestBrowserSessionFiles(t *testing.T) {
 	if !strings.Contains(binary, "Binary file, 10 bytes") {
 		t.Errorf("blob.bin shown as %q", binary)
 	}
+	resp := e.do(e.user, "GET", "/sessions/"+sess.ID+"/files/raw?path=blob.bin", nil)
+	resp.Body.Close()
+	for h, want := range map[string]string{"Content-Type": "application/octet-stream", "Content-Disposition": `attachment; filename=blob.bin`,
+		"X-Content-Type-Options": "nosniff", "Content-Security-Policy": "sandbox; default-src 'none'"} {
+		if got := resp.Header.Get(h); got != want {
+			t.Errorf("download %s: %q, want %q", h, got, want)
+		}
+	}
+	var big string
+	step(t, ctx, "a large file is cut",
+		chromedp.Navigate(e.web.URL+"/sessions/"+sess.ID+"/files/view?path=big.txt"),
+		chromedp.Text(`#file-truncated`, &big, chromedp.ByID),
+	)
+	if !strings.Contains(big, "first 1.0 MiB of 1.9 MiB") {
+		t.Errorf("big.txt: %q", big)
+	}
 	want, _ := os.ReadFile(filepath.Join(dir, "blob.bin"))
 	var got []byte
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
@@ -112,12 +129,13 @@ func TestBrowserSessionFiles(t *testing.T) {
 
 	// The planted links: refused with a sentence, nothing of the target.
 	for _, p := range []string{"/view?path=passwd", "/view?path=etcdir/passwd", "/raw?path=etcdir/passwd", "/view?path=theirs",
-		"/raw?path=theirs", "?path=etcdir", "/view?path=../../../../../etc/passwd", "/raw?path=/etc/passwd"} {
+		"/raw?path=theirs", "?path=etcdir", "/view?path=../../../../../etc/passwd", "/raw?path=/etc/passwd",
+		"/view?path=pipe", "/raw?path=pipe"} {
 		u := "/sessions/" + sess.ID + "/files" + p
 		var body string
 		step(t, ctx, "refuse "+p, chromedp.Navigate(e.web.URL+u), chromedp.Text(`body`, &body, chromedp.ByQuery))
 		if strings.Contains(body, "root:x:0:0") || strings.Contains(body, "TOP-SECRET") ||
-			!strings.Contains(body, "symbolic link") && !strings.Contains(body, "not a path") {
+			!strings.Contains(body, "symbolic link") && !strings.Contains(body, "not a path") && !strings.Contains(body, "not a regular file") {
 			t.Errorf("%s shows:\n%.600s", p, body)
 		}
 		resp := e.do(e.user, "GET", u, nil)
