@@ -98,11 +98,17 @@ func attackSuite(t *testing.T, isolation string) {
 	}
 	runB, _ := e.sup.Live(sessB.ID)
 	specB := runB.Spec()
-	if specB.AskConfigPath == "" || specB.ModelToken == "" {
+	// B's ask token is in its ask_user config (stdio) or, with the http
+	// transport (the default), in its --mcp-config as a Bearer header.
+	tokenFile := specB.AskConfigPath
+	if tokenFile == "" {
+		tokenFile = specB.MCPConfigPath
+	}
+	if tokenFile == "" || specB.ModelToken == "" {
 		t.Fatalf("B's run has no tokens to attack: %+v", specB)
 	}
-	vars := strings.NewReplacer("{WS_B}", wsB, "{DATA}", e.dataDir, "{TOKEN_FILE}", specB.AskConfigPath,
-		"{PID_B}", fmt.Sprint(runB.Pid()), "{TOKEN_FILE_NAME}", filepath.Base(specB.AskConfigPath), "{TOKEN_B}", specB.ModelToken, "{DB_URL}", e.dbURL, "{PSQL}", psql(), "{WEB}", e.web.URL)
+	vars := strings.NewReplacer("{WS_B}", wsB, "{DATA}", e.dataDir, "{TOKEN_FILE}", tokenFile,
+		"{PID_B}", fmt.Sprint(runB.Pid()), "{TOKEN_FILE_NAME}", filepath.Base(tokenFile), "{TOKEN_B}", specB.ModelToken, "{DB_URL}", e.dbURL, "{PSQL}", psql(), "{WEB}", e.web.URL)
 	for i := range a {
 		a[i].command = vars.Replace(a[i].command)
 		e.fake.SetStep(1+2*i, fakeapi.Step{ToolName: "Bash", ToolInput: map[string]any{"command": a[i].command}})
@@ -169,7 +175,7 @@ func attacks() []attack {
 		{name: "read B's live run's tokens",
 			command: "cat {TOKEN_FILE}; tr '\\0' '\\n' < /proc/{PID_B}/environ; " +
 				"for p in /proc/[0-9]*; do cat $p/environ 2>/dev/null | tr '\\0' '\\n'; done | grep -E 'API_KEY|DATABASE' | sort -u",
-			mustNot: []string{`"token"`, "{TOKEN_B}", upstreamKey, "db-password-in-env"},
+			mustNot: []string{`"token"`, "Bearer", "{TOKEN_B}", upstreamKey, "db-password-in-env"},
 			failed:  denied},
 		{name: "connect to the database", command: "{PSQL} '{DB_URL}' -c 'select email from users'",
 			mustNot: []string{"you@example.com", "(1 row)"},
