@@ -165,7 +165,7 @@ func (s *Server) authorizeSessionFor(ctx context.Context, v viewer, id string, a
 	}
 	sess, err := s.st.GetSession(ctx, id)
 	if errors.Is(err, store.ErrNotFound) {
-		return store.Session{}, errNotFound
+		return store.Session{}, s.sessionGone(ctx, v, id) // deleted: say so (session_delete.go)
 	}
 	if err != nil {
 		return store.Session{}, err

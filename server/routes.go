@@ -70,6 +70,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /metrics", s.handleMetrics())
 	s.reachRoutes(mux)
 	s.accountRoutes(mux)
+	s.sessionDeleteRoutes(mux) // session_delete.go
 	outer := http.NewServeMux()
 	outer.Handle("/", s.authenticate(s.checkCSRF(mux)))
 	s.tokenRoutes(outer)

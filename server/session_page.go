@@ -28,6 +28,7 @@ func (s *Server) renderSession(w http.ResponseWriter, r *http.Request, sess stor
 	// A viewer can watch but not prompt or stop: no Send or Stop box.
 	if role, err := s.checkAccess(ctx, s.viewer(r), sess.ProjectID, actView); err == nil {
 		v.ReadOnly = !can(role, s.viewer(r).Admin, actPrompt)
+		v.CanDelete = can(role, s.viewer(r).Admin, actManage) // session_delete.go
 	}
 	if l, err := s.st.ProjectLimits(ctx, sess.ProjectID); err == nil {
 		if sp, err := s.st.Spending(ctx, sess.ID); err == nil {

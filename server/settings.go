@@ -254,6 +254,12 @@ func (s *Server) renderSettings(w http.ResponseWriter, r *http.Request, status i
 			return
 		}
 	}
+	if sv.Retention == nil {
+		if sv.Retention, err = s.retentionForm(r, sv.ProjectID); err != nil { // session_delete.go
+			s.fail(w, r, err)
+			return
+		}
+	}
 	u, err := s.st.ProjectUsage(r.Context(), sv.ProjectID, 30)
 	if err != nil {
 		s.fail(w, r, err)

@@ -38,6 +38,8 @@ const (
 func accessEnded(err error) (code int, reason string, ok bool) {
 	var he *httpError
 	switch {
+	case isSessionGone(err): // session_delete.go
+		return closeRemoved, reasonDeleted, true
 	case errors.Is(err, errSignedOut):
 		return closeSignedOut, reasonSignedOut, true
 	case errors.Is(err, errNotFound):

@@ -1,0 +1,124 @@
+package server
+
+import (
+	"encoding/json"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"parley/runner/fakeapi"
+	"parley/store"
+)
+
+// backdate moves the sessions' last activity (their row and their log)
+// days into the past.
+func (e *env) backdate(days int, ids ...string) {
+	e.t.Helper()
+	conn, err := pgx.Connect(e.t.Context(), e.dbURL)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer conn.Close(e.t.Context())
+	for _, q := range []string{
+		`UPDATE sessions SET updated_at = now() - make_interval(days => $2) WHERE id = ANY($1::uuid[])`,
+		`UPDATE events SET created_at = now() - make_interval(days => $2) WHERE session_id = ANY($1::uuid[])`,
+	} {
+		if _, err := conn.Exec(e.t.Context(), q, ids, days); err != nil {
+			e.t.Fatal(err)
+		}
+	}
+}
+
+// Retention, off by default, deletes nothing; set to 1 day, it deletes a
+// session whose last activity was 2 days ago (its rows, worktree, branch
+// and transcript, as an owner's delete), and keeps a fresh one, one with
+// a pending ask and one with a live run, however old.
+func TestRetentionDeletesIdleSessions(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "Done."}}, envOptions{quiet: true})
+	repo := gitRepo(t)
+	e.useRepo(repo)
+	owner := e.member("owner@example.com", "Olga Owner", roleOwner)
+	ctx := t.Context()
+	idle := e.newSession()
+	w := e.dial(idle.ID, 0)
+	w.prompt("hello")
+	w.waitFor(60*time.Second, "turn-result")
+	e.waitTranscript(idle, "Done.")
+	e.sup.Stop(idle.ID) // the idle timeout would end it
+	idle, _ = e.st.GetSession(ctx, idle.ID)
+	if wt, _ := e.st.SessionWorktree(ctx, idle.ID); wt.Branch == "" {
+		t.Fatal("the run made no worktree")
+	}
+	fresh, asking, running := e.newSession(), e.newSession(), e.newSession()
+	if err := e.st.OpenInput(ctx, store.Input{SessionID: asking.ID, Kind: "question", Payload: json.RawMessage(`{}`)},
+		store.Event{SessionID: asking.ID, Seq: 1, Type: "ask", Payload: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.st.StartRun(ctx, running.ID, 999999); err != nil {
+		t.Fatal(err)
+	}
+	e.backdate(2, idle.ID, asking.ID, running.ID)
+
+	del := e.srv.SessionDeleter()
+	if n, err := del.Sweep(ctx); n != 0 || err != nil {
+		t.Fatalf("retention off: swept %d, %v", n, err)
+	}
+	if body := e.getAs(owner, "/projects/"+pid(e)+"/settings"); !strings.Contains(body, `id="retention_days"`) {
+		t.Fatal("the settings page has no retention field")
+	}
+	if resp := e.postAs(owner, "/projects/"+pid(e)+"/settings/retention", url.Values{"retention_days": {"0"}}); resp.StatusCode != 400 {
+		t.Errorf("retention 0 days: %d, want 400", resp.StatusCode)
+	}
+	if resp := e.postAs(e.user, "/projects/"+pid(e)+"/settings/retention", url.Values{"retention_days": {"1"}}); resp.StatusCode != 403 {
+		t.Errorf("a member set retention: %d, want 403", resp.StatusCode)
+	}
+	if resp := e.postAs(owner, "/projects/"+pid(e)+"/settings/retention", url.Values{"retention_days": {"1"}}); resp.StatusCode != 303 {
+		t.Fatalf("set retention: %d", resp.StatusCode)
+	}
+	if n, err := del.Sweep(ctx); n != 1 || err != nil {
+		t.Fatalf("retention 1 day: swept %d, %v; want 1", n, err)
+	}
+	e.wantSessionGone(idle, repo)
+	for _, s := range []store.Session{fresh, asking, running} {
+		if n := e.sessionRows(s.ID); n["sessions"] != 1 {
+			t.Errorf("retention deleted session %s (%s)", s.ID, map[string]string{fresh.ID: "fresh", asking.ID: "pending ask", running.ID: "live run"}[s.ID])
+		}
+	}
+	if n, err := del.Sweep(ctx); n != 0 || err != nil {
+		t.Errorf("a second sweep: %d, %v; want nothing", n, err)
+	}
+	if body := e.getAs(owner, "/projects/"+pid(e)+"/settings"); !strings.Contains(body, `value="1"`) {
+		t.Error("the settings page does not show the saved retention")
+	}
+}
+
+// One replica sweeps at a time: while another holds the retention lock,
+// a sweep does nothing.
+func TestRetentionSweepsOnOneReplica(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{}, envOptions{quiet: true})
+	ctx := t.Context()
+	s := e.newSession()
+	if err := e.st.SetProjectRetention(ctx, e.project.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	e.backdate(2, s.ID)
+	other, err := store.Open(ctx, e.dbURL) // another replica's pool
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	release, ok, err := other.TryRetentionLock(ctx)
+	if !ok || err != nil {
+		t.Fatalf("lock: %v, %v", ok, err)
+	}
+	if n, err := e.srv.SessionDeleter().Sweep(ctx); n != 0 || err != nil {
+		t.Errorf("swept %d, %v while another replica held the lock", n, err)
+	}
+	release()
+	if n, err := e.srv.SessionDeleter().Sweep(ctx); n != 1 || err != nil {
+		t.Errorf("swept %d, %v once the lock was free; want 1", n, err)
+	}
+}
