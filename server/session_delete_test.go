@@ -215,3 +215,34 @@ func closeOf(t *testing.T, conn *websocket.Conn) (int, string) {
 		}
 	}
 }
+
+// A delete racing a first message (the worktree and branch not made yet
+// when the delete starts) or a second delete leaves no half session: no
+// row, no worktree, no branch, no claude process of it, whichever comes
+// first; both deletes answer 200.
+func TestSessionDeleteRacesAMessage(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "Hi."}, {Text: "Hi."}, {Text: "Hi."}, {Text: "Hi."}}, envOptions{quiet: true})
+	repo := gitRepo(t)
+	e.useRepo(repo)
+	owner := e.member("owner@example.com", "Olga Owner", roleOwner)
+	for _, delay := range []time.Duration{0, 100 * time.Millisecond, 300 * time.Millisecond, 600 * time.Millisecond} {
+		sess := e.newSession()
+		w := e.dial(sess.ID, 0)
+		w.prompt("hello")
+		time.Sleep(delay)
+		codes := make(chan int, 2)
+		for range 2 {
+			go func() { codes <- e.postAs(owner, "/sessions/"+sess.ID+"/delete", nil).StatusCode }()
+		}
+		for range 2 {
+			if c := <-codes; c != 200 {
+				t.Errorf("delay %v: a delete answered %d", delay, c)
+			}
+		}
+		time.Sleep(2 * time.Second) // a start in flight lands, or not
+		if r, live := e.sup.Live(sess.ID); live {
+			t.Errorf("delay %v: a run of the deleted session lives on (%+v)", delay, r)
+		}
+		e.wantSessionGone(sess, repo)
+	}
+}
