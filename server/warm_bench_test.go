@@ -17,29 +17,32 @@ import (
 // the model, with a process started ahead for the project (warm: the pool
 // had a second to start it, as when the member opened the project page
 // and typed) and without (cold: the CLI's whole start on the message).
-// Each sample is a new session; runs end between samples, so each warm
-// sample takes a process the pool started after the last one was taken.
+// The two servers run side by side and their samples alternate, so both
+// see the same load. Each sample is a new session; its run ends before
+// the next, so each warm sample takes a process the pool started after
+// the last one was taken.
 func BenchmarkFirstTurn(b *testing.B) {
-	for _, c := range []string{"warm", "cold"} {
-		b.Run(c, func(b *testing.B) {
-			o := envOptions{quiet: true, perTurn: true}
-			if c == "warm" {
-				o.warm = testWarm()
-			}
-			e := newEnv(b, fakeapi.Scenario{{Text: "Reply."}}, o)
-			n := 20
-			var l []time.Duration
-			for i := 0; i < b.N; i++ {
-				for j := range n {
-					l = append(l, firstTurnLatency(b, e, c, j))
-				}
-			}
-			slices.Sort(l)
-			b.ReportMetric(ms(percentile(l, 50)), "p50-ms")
-			b.ReportMetric(ms(percentile(l, 99)), "p99-ms")
-			fmt.Printf("first turn, %s: n=%d p50 %.1f ms p90 %.1f ms p99 %.1f ms max %.1f ms\n",
-				c, len(l), ms(percentile(l, 50)), ms(percentile(l, 90)), ms(percentile(l, 99)), ms(l[len(l)-1]))
-		})
+	o := envOptions{quiet: true, perTurn: true}
+	cold := newEnv(b, fakeapi.Scenario{{Text: "Reply."}}, o)
+	o.warm = testWarm()
+	warm := newEnv(b, fakeapi.Scenario{{Text: "Reply."}}, o)
+	n := 20
+	var lw, lc []time.Duration
+	for i := 0; i < b.N; i++ {
+		for j := range n {
+			lw = append(lw, firstTurnLatency(b, warm, "warm", j))
+			lc = append(lc, firstTurnLatency(b, cold, "cold", j))
+		}
+	}
+	for _, c := range []struct {
+		name string
+		l    []time.Duration
+	}{{"warm", lw}, {"cold", lc}} {
+		slices.Sort(c.l)
+		b.ReportMetric(ms(percentile(c.l, 50)), c.name+"-p50-ms")
+		b.ReportMetric(ms(percentile(c.l, 99)), c.name+"-p99-ms")
+		fmt.Printf("first turn, %s: n=%d p50 %.1f ms p90 %.1f ms p99 %.1f ms max %.1f ms\n",
+			c.name, len(c.l), ms(percentile(c.l, 50)), ms(percentile(c.l, 90)), ms(percentile(c.l, 99)), ms(c.l[len(c.l)-1]))
 	}
 }
 

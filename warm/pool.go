@@ -35,6 +35,9 @@ type Config struct {
 	// compared with what a start would get now; TakenWait how long a
 	// process taken for a session may wait for its run. 0 = 1 s, 3 s, 1 min.
 	Tick, Recheck, TakenWait time.Duration
+	// RefillDelay is how long after a take the project's next process
+	// waits to start; 0 = 2 s.
+	RefillDelay time.Duration
 }
 
 // Pool is the processes started ahead, by project.
@@ -87,6 +90,9 @@ func New(cfg Config, sup *runner.Supervisor, l *launch.Launcher, log *slog.Logge
 	}
 	if cfg.TakenWait <= 0 {
 		cfg.TakenWait = time.Minute
+	}
+	if cfg.RefillDelay <= 0 {
+		cfg.RefillDelay = 2 * time.Second
 	}
 	return &Pool{cfg: cfg, sup: sup, l: l, log: log.With("part", "warm"), projects: map[int64]*project{},
 		taken: map[string]*entry{}, kick: make(chan struct{}, 1)}
