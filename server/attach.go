@@ -148,6 +148,36 @@ func (s *Server) handleAttachment() http.Handler {
 	})
 }
 
+// handleAttachRemove drops an upload its member removed from the
+// composer before Send (only their own, only while pending), so that it
+// no longer counts against attach.MaxPending.
+func (s *Server) handleAttachRemove() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		v, err := s.lookupViewer(r.Context(), r)
+		if err == nil && !v.signedIn() {
+			err = errSignedOut
+		}
+		var a store.Attachment
+		if err == nil {
+			a, err = s.st.GetAttachment(r.Context(), r.PathValue("aid"))
+		}
+		if errors.Is(err, store.ErrNotFound) {
+			err = errNotFound
+		}
+		if err == nil {
+			_, err = s.authorizeSessionFor(r.Context(), v, a.SessionID, actPrompt)
+		}
+		if err == nil {
+			err = s.st.DropPendingAttachment(r.Context(), a.ID, v.ID)
+		}
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	})
+}
+
 // promptAttached sends text with the member's pending uploads ids: the
 // images as image blocks, the files saved into the session's worktree (or
 // the project's workspace) and named in a text block. It checks what

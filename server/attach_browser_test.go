@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"image"
 	"image/color"
@@ -11,16 +12,17 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"parley/attach"
 	"parley/runner/fakeapi"
 	"parley/sandbox"
+	"parley/store"
 )
 
 // TestBrowserPastedImageReachesModel: an image pasted into the composer
@@ -33,11 +35,29 @@ func TestBrowserPastedImageReachesModel(t *testing.T) {
 	ctx := e.browser(t)
 	img := pngBytes(t, 8, 6)
 	b64 := base64.StdEncoding.EncodeToString(img)
-	step(t, ctx, "paste an image and send it with a question",
+	extra := base64.StdEncoding.EncodeToString(pngBytes(t, 3, 3))
+	var extraID string
+	step(t, ctx, "paste two images, remove the second",
 		chromedp.Navigate(e.web.URL+"/sessions/"+s.ID),
 		pollJS(`document.getElementById('conn').dataset.state === 'live'`),
 		chromedp.Evaluate(pasteJS("shot.png", "image/png", b64), nil),
 		pollJS(`document.querySelector('#attach-chips li[data-id]') !== null`),
+		chromedp.Evaluate(pasteJS("extra.png", "image/png", extra), nil),
+		pollJS(`document.querySelectorAll('#attach-chips li[data-id]').length === 2`),
+		pollJS(`[...document.querySelectorAll('#attach-chips li img')].every(i => i.complete && i.naturalWidth > 0)`),
+		chromedp.Evaluate(`document.querySelectorAll('#attach-chips li')[1].dataset.id`, &extraID),
+		jsClick(`#attach-chips li:nth-child(2) .attach-remove`),
+		pollJS(`document.querySelectorAll('#attach-chips li').length === 1`))
+	for i := 0; ; i++ {
+		if _, err := e.st.GetAttachment(t.Context(), extraID); errors.Is(err, store.ErrNotFound) {
+			break
+		}
+		if i == 50 {
+			t.Fatal("the removed upload is still kept")
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	step(t, ctx, "send the remaining image with a question",
 		chromedp.SendKeys(`#prompt`, "What is in this picture?", chromedp.ByID),
 		pressEnter(0),
 		pollJS(`document.getElementById('events').innerText.includes('I see the image.')`),
@@ -46,8 +66,8 @@ func TestBrowserPastedImageReachesModel(t *testing.T) {
 	if len(reqs) == 0 {
 		t.Fatal("the model got no request")
 	}
-	if got := imageBlockData(t, reqs[0].Raw); !slices.Contains(got, b64) {
-		t.Errorf("the model's request has image blocks %d long, want one of the %d bytes pasted", attachLens(got), len(img))
+	if got := imageBlockData(t, reqs[0].Raw); len(got) != 1 || got[0] != b64 {
+		t.Errorf("the model's request has image blocks %d long, want one: the %d bytes pasted and kept", attachLens(got), len(img))
 	}
 	evs, err := e.st.EventsAfter(t.Context(), s.ID, 0, 1000)
 	if err != nil {
@@ -158,11 +178,11 @@ func TestBrowserRefusesBadAttachments(t *testing.T) {
 	fake := "fake.png is not a PNG, JPEG, GIF or WebP image (its content is something else): attach a real image, or rename the file to attach it as a file."
 	var note string
 	var chips, uploads int
-	step(t, ctx, "a text file named .png is refused in the page",
+	step(t, ctx, "a text file named .png, dropped on the composer, is refused in the page",
 		chromedp.Navigate(e.web.URL+"/sessions/"+s.ID),
 		pollJS(`document.getElementById('conn').dataset.state === 'live'`),
 		chromedp.Evaluate(`window.uploads = 0; const f0 = window.fetch; window.fetch = (...a) => { window.uploads++; return f0(...a); }; true`, nil),
-		chromedp.Evaluate(pasteJS("fake.png", "image/png", base64.StdEncoding.EncodeToString([]byte("hello, not an image"))), nil),
+		chromedp.Evaluate(dropJS("fake.png", "image/png", base64.StdEncoding.EncodeToString([]byte("hello, not an image"))), nil),
 		chromedp.WaitVisible(`#attach-note`, chromedp.ByID),
 		chromedp.Text(`#attach-note`, &note, chromedp.ByID))
 	if note != fake {
@@ -194,8 +214,14 @@ func pasteJS(name, typ, b64 string) string {
 		document.getElementById('prompt').dispatchEvent(new ClipboardEvent('paste', {clipboardData: dt, bubbles: true, cancelable: true})); return true; })()`, b64, name, typ)
 }
 
+// dropJS drops a file of the base64 content b64 on the composer.
+func dropJS(name, typ, b64 string) string {
+	return strings.Replace(pasteJS(name, typ, b64), `document.getElementById('prompt').dispatchEvent(new ClipboardEvent('paste', {clipboardData: dt,`,
+		`document.querySelector('.composer').dispatchEvent(new DragEvent('drop', {dataTransfer: dt,`, 1)
+}
+
 // pngBytes is a real w×h PNG (the CLI decodes images it forwards).
-func pngBytes(t *testing.T, w, h int) []byte {
+func pngBytes(t testing.TB, w, h int) []byte {
 	t.Helper()
 	m := image.NewRGBA(image.Rect(0, 0, w, h))
 	for x := range w {

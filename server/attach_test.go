@@ -145,3 +145,18 @@ func TestAttachOnlyTheUploaderSendsIt(t *testing.T) {
 		t.Errorf("the model got %d requests", n)
 	}
 }
+
+// sentImage uploads a PNG as the env's member and marks it sent: anyone
+// who may read the session may fetch it, and removing it changes nothing.
+func (e *env) sentImage(sessionID string) string {
+	e.t.Helper()
+	status, body := e.upload(e.user, sessionID, "shot.png", "image/png", pngBytes(e.t, 2, 2))
+	var a attach.Sent
+	if status != 200 || json.Unmarshal([]byte(body), &a) != nil {
+		e.t.Fatalf("upload shot.png: %d %s", status, body)
+	}
+	if err := e.st.AttachmentsSent(e.t.Context(), []string{a.ID}, nil); err != nil {
+		e.t.Fatal(err)
+	}
+	return a.ID
+}

@@ -45,6 +45,7 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /sessions/{id}/export.json", s.handleExportJSON())
 	mux.Handle("POST /sessions/{id}/attachments", s.handleAttachUpload()) // attach.go
 	mux.Handle("GET /attachments/{aid}", s.handleAttachment())
+	mux.Handle("POST /attachments/{aid}/remove", s.handleAttachRemove())
 	mux.Handle("GET /sessions/{id}/files", s.handleFiles())
 	mux.Handle("GET /sessions/{id}/files/view", s.handleFileView())
 	mux.Handle("GET /sessions/{id}/files/diff", s.handleFileDiff())

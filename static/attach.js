@@ -27,6 +27,10 @@
   function sizeText(n) { // as limit.TextSize
     return n < 1048576 ? Math.ceil(n / 1024) + " KiB" : (n / 1048576).toFixed(1) + " MiB";
   }
+  function csrf() {
+    var m = document.querySelector('meta[name="csrf-token"]');
+    return m ? m.content : "";
+  }
   function say(text) { note.textContent = text || ""; note.hidden = !text; }
   function attached() { return chips.querySelectorAll("li"); }
   function total() {
@@ -92,7 +96,15 @@
     rm.className = "attach-remove";
     rm.textContent = "×";
     rm.setAttribute("aria-label", "Remove " + f.name);
-    rm.addEventListener("click", function () { li.remove(); say(""); });
+    rm.addEventListener("click", function () {
+      li.remove();
+      say("");
+      if (li.dataset.id) { // uploaded: the server forgets it too
+        fetch("/attachments/" + encodeURIComponent(li.dataset.id) + "/remove", {
+          method: "POST", credentials: "same-origin", headers: { "X-CSRF-Token": csrf() }
+        }).catch(function () { /* it goes after a day anyway */ });
+      }
+    });
     li.appendChild(rm);
     chips.appendChild(li);
     return li;
@@ -100,11 +112,10 @@
   function upload(f, li) {
     var fd = new FormData();
     fd.append("file", f, f.name);
-    var token = document.querySelector('meta[name="csrf-token"]');
     pending++;
     return fetch(uploadURL, {
       method: "POST", body: fd, credentials: "same-origin",
-      headers: { "Accept": "application/json", "X-CSRF-Token": token ? token.content : "" }
+      headers: { "Accept": "application/json", "X-CSRF-Token": csrf() }
     }).then(function (r) {
       if (!r.ok) return r.text().then(function (t) { throw new Error(t.trim() || "The upload failed; try again."); });
       return r.json();

@@ -111,3 +111,12 @@ func (s *Store) GetAttachment(ctx context.Context, id string) (Attachment, error
 	}
 	return a, nil
 }
+
+// DropPendingAttachment deletes the user's upload id if it is still
+// pending; anything else (sent, someone else's, gone) is left as it is.
+func (s *Store) DropPendingAttachment(ctx context.Context, id string, userID int64) error {
+	if _, err := s.pool.Exec(ctx, `DELETE FROM attachments WHERE id = $1 AND user_id = $2 AND sent_at IS NULL`, id, userID); err != nil {
+		return fmt.Errorf("drop attachment %s: %w", id, err)
+	}
+	return nil
+}
