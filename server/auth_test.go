@@ -69,7 +69,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 	dp := "/sessions/" + e.newSession().ID // deleted by the matrix (session_delete.go)
 	outsiderID := strconv.FormatInt(tm["outsider"].ID, 10)
 	viewerID := strconv.FormatInt(tm["viewer"].ID, 10)
-	aid := e.uploadID(e.user, sess.ID, "notes.txt", []byte("x")) // attach_test.go
+	aid := e.sentImage(sess.ID) // attach_test.go
 	// A file in the project's workspace, the session's files (files.go).
 	if err := os.MkdirAll(launch.WorkspaceDir(e.dataDir, e.project), 0o755); err != nil {
 		t.Fatal(err)
@@ -77,7 +77,6 @@ func TestAuthorizationMatrix(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(launch.WorkspaceDir(e.dataDir, e.project), "readme.txt"), []byte("hi\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	aid := e.uploadID(e.user, sess.ID, "notes.txt", []byte("x")) // attach_test.go
 	routes := []route{
 		{"GET", "/login", nil, public, 200},
 		{"GET", "/login/oidc", nil, public, 303},                         // to the provider, whoever asks
@@ -93,10 +92,9 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"GET", sp + "/export.json", nil, toView, 200},
 		{"POST", sp + "/attachments", url.Values{}, toPrompt, 400}, // not a multipart upload (attach.go)
 		{"GET", "/attachments/" + aid, nil, toView, 200},
+		{"POST", "/attachments/" + aid + "/remove", url.Values{}, toPrompt, 204}, // a no-op but for its uploader
 		{"GET", sp + "/mode", nil, toView, 200},
 		{"GET", sp + "/commands", nil, toView, 200},
-		{"POST", sp + "/attachments", url.Values{}, toPrompt, 400}, // not a multipart upload (attach.go)
-		{"GET", "/attachments/" + aid, nil, toView, 200},
 		{"POST", pp + "/sessions", url.Values{"text": {" "}}, toPrompt, 400},
 		{"POST", "/sessions", url.Values{"project_id": {pid}, "text": {" "}}, toPrompt, 400},
 		{"POST", sp + "/rename", url.Values{"title": {" "}}, toPrompt, 400},
