@@ -161,7 +161,7 @@ func sameDir(a, b string) bool {
 
 // generated are the files Parley writes into every workspace; a session's
 // commit must not carry them into the base branch.
-var generated = []string{"/CLAUDE.md", "/.claude/settings.local.json"}
+var generated = []string{"/CLAUDE.md", "/.claude/settings.local.json", "/.parley/"} // .parley/uploads: attached files (package attach)
 
 // Ensure makes dir a worktree of repo on branch: kept as it is when it is
 // one already, checked out from branch when the branch exists (a discarded
