@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"time"
@@ -33,6 +34,9 @@ type cpuLine struct {
 
 	mu      sync.Mutex
 	waiting []*cpuWaiter
+	// serving are the waiters let through that are still handing their
+	// prompts over, by session: later prompts of the session join theirs.
+	serving map[string]*cpuWaiter
 	// admitted are sessions let through whose run may not show its turn
 	// working yet: they count until their prompt has been handed over.
 	admitted map[string]int
@@ -42,36 +46,41 @@ type cpuLine struct {
 type cpuWaiter struct {
 	sessionID string
 	start     Starter
-	work      []QueuedWork
+	work      []QueuedWork  // appended under cpuLine.mu; each kept already
 	admit     chan struct{} // closed when the budget lets it through
 }
 
 // cpuGate lets a prompt for the session through now (it reports true),
 // or puts it in the CPU line and returns false: it is sent from there.
+// A prompt that waits is kept in the queue store first (w.Item), so that
+// a crash does not lose it and whoever sends it settles its item.
 func (s *Supervisor) cpuGate(ctx context.Context, sessionID string, start Starter, w *QueuedWork) (bool, error) {
 	c := s.cpu
 	if c == nil || c.max <= 0 {
 		return true, nil
 	}
 	c.mu.Lock()
-	for _, cw := range c.waiting {
-		if cw.sessionID == sessionID { // behind its earlier prompts
-			cw.work = append(cw.work, *w)
-			c.mu.Unlock()
-			return false, s.keepCPUWork(ctx, sessionID, cw, len(cw.work)-1)
-		}
+	through := c.lineOf(sessionID) == nil && s.mayWorkLocked(sessionID)
+	c.mu.Unlock()
+	if through {
+		return true, nil
 	}
-	if s.cpuRoom(sessionID) && len(c.waiting) == 0 {
-		c.admitted[sessionID]++
+	if _, err := s.keepQueued(ctx, sessionID, w); err != nil {
+		return false, fmt.Errorf("keep it in line for the CPU: %w", err)
+	}
+	c.mu.Lock()
+	if cw := c.lineOf(sessionID); cw != nil { // behind its earlier prompts
+		cw.work = append(cw.work, *w)
+		c.mu.Unlock()
+		return false, nil
+	}
+	if s.mayWorkLocked(sessionID) { // room came meanwhile
 		c.mu.Unlock()
 		return true, nil
 	}
 	cw := &cpuWaiter{sessionID: sessionID, start: start, work: []QueuedWork{*w}, admit: make(chan struct{})}
 	c.waiting = append(c.waiting, cw)
 	c.mu.Unlock()
-	if err := s.keepCPUWork(ctx, sessionID, cw, 0); err != nil {
-		return false, err
-	}
 	s.log.Info("waiting for CPU", "session_id", sessionID, "working_max", c.max)
 	s.announceCPU(nil)
 	s.wg.Add(1)
@@ -79,19 +88,31 @@ func (s *Supervisor) cpuGate(ctx context.Context, sessionID string, start Starte
 	return false, nil
 }
 
-// keepCPUWork saves the i-th prompt of cw in the kept queue (QueueStore),
-// so that a crash while it waits does not lose it.
-func (s *Supervisor) keepCPUWork(ctx context.Context, sessionID string, cw *cpuWaiter, i int) error {
-	s.cpu.mu.Lock()
-	w := cw.work[i]
-	s.cpu.mu.Unlock()
-	if _, err := s.keepQueued(ctx, sessionID, &w); err != nil {
-		return err
+// lineOf is the session's waiter in the CPU line or still handing its
+// prompts over; nil if none. Called with cpuLine.mu held.
+func (c *cpuLine) lineOf(sessionID string) *cpuWaiter {
+	if cw := c.serving[sessionID]; cw != nil {
+		return cw
 	}
-	s.cpu.mu.Lock()
-	cw.work[i].Item = w.Item
-	s.cpu.mu.Unlock()
+	for _, cw := range c.waiting {
+		if cw.sessionID == sessionID {
+			return cw
+		}
+	}
 	return nil
+}
+
+// mayWorkLocked says whether a prompt for the session may go now, and if
+// so counts it as admitted: the session works already (its prompt waits
+// in its CLI behind its turn), or nobody waits and the budget has room.
+// Called with cpuLine.mu held.
+func (s *Supervisor) mayWorkLocked(sessionID string) bool {
+	working, room := s.cpuRoom(sessionID)
+	if working || (room && len(s.cpu.waiting) == 0) {
+		s.cpu.admitted[sessionID]++
+		return true
+	}
+	return false
 }
 
 // cpuDone says a prompt let through has been handed over (or failed).
@@ -108,28 +129,27 @@ func (s *Supervisor) cpuDone(sessionID string) {
 	s.cpuAdmit()
 }
 
-// cpuRoom says whether one more prompt for the session fits the budget:
-// it does when the session is working already (its prompt waits in the
-// CLI behind its turn) or fewer than max sessions work. Called with
-// cpu.mu held.
-func (s *Supervisor) cpuRoom(sessionID string) bool {
+// cpuRoom says whether the session is working already (or was let
+// through), and whether the budget has room for one more working session
+// (always while draining: the drain hands work on). Called with
+// cpuLine.mu held.
+func (s *Supervisor) cpuRoom(sessionID string) (working, room bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	working := 0
+	n := 0
 	for id, r := range s.runs {
 		if r.activity.Load() == activityWorking || s.cpu.admitted[id] > 0 {
-			if id == sessionID {
-				return true
-			}
-			working++
+			working = working || id == sessionID
+			n++
 		}
 	}
 	for id := range s.cpu.admitted {
 		if _, live := s.runs[id]; !live {
-			working++ // its process is starting
+			working = working || id == sessionID
+			n++ // its process is starting
 		}
 	}
-	return working < s.cpu.max || s.draining || s.closed
+	return working, n < s.cpu.max || s.draining || s.closed
 }
 
 // cpuAdmit lets the head of the CPU line through while the budget allows.
@@ -141,10 +161,17 @@ func (s *Supervisor) cpuAdmit() {
 	before := s.cpuQueue()
 	c.mu.Lock()
 	admitted := false
-	for len(c.waiting) > 0 && s.cpuRoom(c.waiting[0].sessionID) {
+	for len(c.waiting) > 0 {
 		cw := c.waiting[0]
+		if working, room := s.cpuRoom(cw.sessionID); !working && !room {
+			break
+		}
 		c.waiting = c.waiting[1:]
 		c.admitted[cw.sessionID]++
+		if c.serving == nil {
+			c.serving = map[string]*cpuWaiter{}
+		}
+		c.serving[cw.sessionID] = cw
 		close(cw.admit)
 		admitted = true
 	}
@@ -176,6 +203,9 @@ func (s *Supervisor) serveCPUWaiter(cw *cpuWaiter) {
 	for i := 0; ; i++ {
 		s.cpu.mu.Lock()
 		if i >= len(cw.work) {
+			if s.cpu.serving[cw.sessionID] == cw {
+				delete(s.cpu.serving, cw.sessionID)
+			}
 			s.cpu.mu.Unlock()
 			return
 		}
