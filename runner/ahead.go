@@ -2,7 +2,10 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+
+	"parley/streamjson"
 )
 
 // Resuming a session ahead of its message.
@@ -43,4 +46,26 @@ func ahead(start Starter) Starter {
 		o.Ahead = true
 		return o, err
 	}
+}
+
+// primeID is the request id of the initialize request a run started ahead
+// sends (ready).
+const primeID = "parley-ready"
+
+// ready has a process started ahead initialize now rather than on its
+// first message (streamjson.NewInitialize), so the message costs less.
+func (r *Run) ready(ctx context.Context) {
+	if err := r.write(ctx, streamjson.NewInitialize(primeID)); err != nil {
+		r.log.Warn("ready a process started ahead", "err", err)
+	}
+}
+
+// readyAnswer reports whether l is the CLI's answer to ready's request:
+// Parley's own bookkeeping, not the session's, so it is not logged.
+func readyAnswer(l Line) bool {
+	if l.Type != "control_response" {
+		return false
+	}
+	var a streamjson.ControlAnswer
+	return json.Unmarshal(l.Raw, &a) == nil && a.Response.RequestID == primeID
 }

@@ -20,6 +20,9 @@ func (r *Run) handleLine(ctx context.Context, l Line) {
 		}
 		return
 	}
+	if readyAnswer(l) {
+		return // the answer to a start ahead's initialize (ahead.go)
+	}
 	if r.switchEcho(l) {
 		return // a set_model's echo: the switch event says it (modeswitch.go)
 	}

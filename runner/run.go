@@ -107,6 +107,7 @@ func (r *Run) loop(ctx context.Context) {
 	r.armIdle()
 	if r.worked { // started ahead of a message (ResumeAhead): idle already
 		r.markIdle()
+		r.ready(work)
 	}
 	for {
 		select {

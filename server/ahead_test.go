@@ -68,6 +68,11 @@ func TestOpeningASessionResumesItAhead(t *testing.T) {
 	if last := e.fake.Requests()[len(e.fake.Requests())-1].LastUserText(); last == "" {
 		t.Error("the resumed process sent the model no message")
 	}
+	// The process started ahead was readied (initialize) and the CLI's
+	// answer, Parley's bookkeeping, is not in the session's log.
+	if n := count(e.eventTypes(s.ID), "control_response"); n != 0 {
+		t.Errorf("%d control_response events in the log, want none", n)
+	}
 }
 
 // Typing in the composer of a page that stayed open while the process
