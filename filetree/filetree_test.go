@@ -197,3 +197,23 @@ func TestReadHuge(t *testing.T) {
 		t.Errorf("cut in a character: binary %v, %v", c.Binary, err)
 	}
 }
+
+// BenchmarkList is the cost of listing a full directory (MaxEntries).
+func BenchmarkList(b *testing.B) {
+	base := b.TempDir()
+	for i := range MaxEntries {
+		if err := os.WriteFile(filepath.Join(base, fmt.Sprintf("f%04d.go", i)), []byte("package x\n"), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tr, err := Open(filepath.Dir(base), filepath.Base(base))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tr.Close()
+	for b.Loop() {
+		if l, err := tr.List(""); err != nil || len(l.Entries) != MaxEntries {
+			b.Fatalf("%d entries, %v", len(l.Entries), err)
+		}
+	}
+}
