@@ -131,3 +131,62 @@ func TestDirLinks(t *testing.T) {
 		t.Errorf("OpenDir(toplink) = %v, want ErrSymlink", err)
 	}
 }
+
+// A run that swaps a file for a link (or a FIFO) and a folder for a link
+// to another one while Parley opens them, as fast as it can
+// (renameat2 RENAME_EXCHANGE), never gets Parley to read past the link:
+// every open either reads the tree's own file or is refused.
+func TestDirSwapAttack(t *testing.T) {
+	base := t.TempDir()
+	top := filepath.Join(base, "top")
+	must(t, os.MkdirAll(filepath.Join(top, "d"), 0o755))
+	must(t, os.MkdirAll(filepath.Join(base, "elsewhere"), 0o755))
+	must(t, os.WriteFile(filepath.Join(base, "elsewhere", "x"), []byte("outside"), 0o644))
+	must(t, os.WriteFile(filepath.Join(top, "d", "x"), []byte("inside"), 0o644))
+	must(t, os.WriteFile(filepath.Join(top, "f"), []byte("inside"), 0o644))
+	must(t, os.Symlink(filepath.Join(base, "elsewhere", "x"), filepath.Join(top, "flink")))
+	must(t, unix.Mkfifo(filepath.Join(top, "fifo"), 0o644))
+	must(t, os.Symlink(filepath.Join(base, "elsewhere"), filepath.Join(top, "dlink")))
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			a, b := "f", "flink"
+			switch i % 3 {
+			case 1:
+				b = "fifo"
+			case 2:
+				a, b = "d", "dlink"
+			}
+			unix.Renameat2(unix.AT_FDCWD, filepath.Join(top, a), unix.AT_FDCWD, filepath.Join(top, b), unix.RENAME_EXCHANGE)
+		}
+	}()
+	defer func() { close(stop); <-done }()
+	for _, walk := range []bool{false, true} {
+		d, err := OpenDir(base, "top")
+		must(t, err)
+		d.walk = d.walk || walk
+		read := 0
+		for i := 0; i < 3000; i++ {
+			name := []string{"f", "d/x"}[i%2]
+			f, _, err := d.OpenRegular(name)
+			if err != nil {
+				continue
+			}
+			b, _ := io.ReadAll(f)
+			f.Close()
+			if string(b) != "inside" {
+				t.Fatalf("walk=%v: %s read %q", walk, name, b)
+			}
+			read++
+		}
+		d.Close()
+		t.Logf("walk=%v: %d of 3000 opens read the tree's own file, the rest were refused", walk, read)
+	}
+}
