@@ -3,6 +3,8 @@ package server
 import (
 	"encoding/json"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"parley/runner/fakeapi"
+	"parley/sessiondelete"
 	"parley/store"
 )
 
@@ -121,4 +124,32 @@ func TestRetentionSweepsOnOneReplica(t *testing.T) {
 	if n, err := e.srv.SessionDeleter().Sweep(ctx); n != 1 || err != nil {
 		t.Errorf("swept %d, %v once the lock was free; want 1", n, err)
 	}
+}
+
+// A start that read the session just before its delete may make its
+// worktree, branch and transcript after the delete cleaned up: the next
+// sweep (within the hour) removes them.
+func TestSweepCleansAfterAStragglerStart(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{}, envOptions{quiet: true})
+	repo := gitRepo(t)
+	e.useRepo(repo)
+	ctx := t.Context()
+	sess := e.newSession()
+	del := e.srv.SessionDeleter()
+	if _, err := del.Delete(ctx, sess.ID, sessiondelete.Actor{Name: "t", Surface: "page"}); err != nil {
+		t.Fatal(err)
+	}
+	dir := WorktreeDir(e.dataDir, e.project.ID, sess.ID)
+	runGit(t, repo, "worktree", "add", "-q", "-b", "parley/"+sess.ID, dir)
+	jsonl := filepath.Join(e.srv.launcher.ConfigDirOf(e.project), "projects", "-straggler", sess.ClaudeSessionID+".jsonl")
+	if err := os.MkdirAll(filepath.Dir(jsonl), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(jsonl, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := del.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.wantSessionGone(sess, repo)
 }

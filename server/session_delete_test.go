@@ -82,11 +82,8 @@ func (e *env) wantSessionGone(sess store.Session, repo string) {
 			e.t.Errorf("the branch is still there: %q", out)
 		}
 	}
-	o, err := e.srv.launcher.Options(e.t.Context(), sess)
-	if err == nil {
-		if files, _ := filepath.Glob(filepath.Join(o.ConfigDir, "projects", "*", sess.ClaudeSessionID+".jsonl")); len(files) > 0 {
-			e.t.Errorf("the CLI's transcript is still there: %v", files)
-		}
+	if files, _ := filepath.Glob(filepath.Join(e.srv.launcher.ConfigDirOf(e.project), "projects", "*", sess.ClaudeSessionID+".jsonl")); len(files) > 0 {
+		e.t.Errorf("the CLI's transcript is still there: %v", files)
 	}
 	tomb, err := e.st.DeletedSessionOf(e.t.Context(), sess.ID)
 	if err != nil || tomb.CleanedAt == nil {

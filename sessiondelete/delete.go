@@ -114,20 +114,21 @@ func (d *Deleter) again(ctx context.Context, sessionID string) (Result, error) {
 	}
 	res := Result{Session: tomb, Already: true}
 	if tomb.CleanedAt == nil {
-		res.Cleanup = d.cleanLocked(ctx, tomb)
+		res.Cleanup = d.cleanLocked(ctx, tomb, false)
 	}
 	return res, nil
 }
 
 // cleanLocked is clean under the session's worktree lock: a delete still
-// cleaning on another replica finishes first.
-func (d *Deleter) cleanLocked(ctx context.Context, tomb store.DeletedSession) error {
+// cleaning on another replica finishes first. Unless again, a cleanup
+// finished meanwhile is not done twice.
+func (d *Deleter) cleanLocked(ctx context.Context, tomb store.DeletedSession, again bool) error {
 	release, err := d.st.LockWorktree(ctx, tomb.ID)
 	if err != nil {
 		return err
 	}
 	defer release()
-	if again, err := d.st.DeletedSessionOf(ctx, tomb.ID); err != nil || again.CleanedAt != nil {
+	if now, err := d.st.DeletedSessionOf(ctx, tomb.ID); err != nil || (now.CleanedAt != nil && !again) {
 		return err
 	}
 	return d.clean(ctx, tomb)

@@ -93,14 +93,19 @@ func (d *Deleter) deleteIdle(ctx context.Context, sessionID string) (bool, error
 }
 
 // retryCleanups finishes the cleanup of deleted sessions that left files
-// behind (git refused, the server stopped midway).
+// behind (git refused, the server stopped midway), and goes over those
+// deleted within the last day once more: a run whose start had read the
+// session just before its delete ends, and a worktree it made goes.
 func (d *Deleter) retryCleanups(ctx context.Context) error {
-	list, err := d.st.UncleanDeletedSessions(ctx, sweepBatch)
+	list, err := d.st.DeletedSessionsToClean(ctx, sweepBatch)
 	if err != nil {
 		return err
 	}
 	for _, tomb := range list {
-		if err := d.cleanLocked(ctx, tomb); err != nil {
+		if tomb.CleanedAt != nil {
+			d.stops.StopRun(ctx, tomb.ID)
+		}
+		if err := d.cleanLocked(ctx, tomb, tomb.CleanedAt != nil); err != nil {
 			d.log.Warn("clean up a deleted session", "session_id", tomb.ID, "err", err)
 		}
 	}

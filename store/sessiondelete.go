@@ -134,17 +134,19 @@ func (s *Store) DeletedSessionOf(ctx context.Context, id string) (DeletedSession
 // MarkSessionCleaned records that a deleted session's worktree, branch
 // and transcript are gone.
 func (s *Store) MarkSessionCleaned(ctx context.Context, id string) error {
-	if _, err := s.pool.Exec(ctx, `UPDATE deleted_sessions SET cleaned_at = now() WHERE id = $1`, id); err != nil {
+	if _, err := s.pool.Exec(ctx, `UPDATE deleted_sessions SET cleaned_at = coalesce(cleaned_at, now()) WHERE id = $1`, id); err != nil {
 		return fmt.Errorf("mark deleted session %s cleaned: %w", id, err)
 	}
 	return nil
 }
 
-// UncleanDeletedSessions lists deleted sessions whose cleanup on disk has
-// not finished, oldest first, at most limit.
-func (s *Store) UncleanDeletedSessions(ctx context.Context, limit int) ([]DeletedSession, error) {
+// DeletedSessionsToClean lists deleted sessions whose cleanup on disk has
+// not finished, and those deleted within the last day (a start that
+// slipped past their delete may have left a process or a worktree),
+// oldest first, at most limit.
+func (s *Store) DeletedSessionsToClean(ctx context.Context, limit int) ([]DeletedSession, error) {
 	rows, _ := s.pool.Query(ctx, `SELECT `+deletedColumns+` FROM deleted_sessions
-		WHERE cleaned_at IS NULL ORDER BY deleted_at LIMIT $1`, limit)
+		WHERE cleaned_at IS NULL OR deleted_at > now() - interval '1 day' ORDER BY deleted_at LIMIT $1`, limit)
 	list, err := pgx.CollectRows(rows, pgx.RowToStructByName[DeletedSession])
 	if err != nil {
 		return nil, fmt.Errorf("deleted sessions to clean: %w", err)
