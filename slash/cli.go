@@ -43,7 +43,7 @@ func CLICommands(names []string) []Command {
 // Merge lists the project's commands first, then the CLI's not named the
 // same: a project command is what a typed "/name" runs.
 func Merge(project, cli []Command) []Command {
-	out := append([]Command(nil), project...)
+	out := append(make([]Command, 0, len(project)+len(cli)), project...)
 	mine := map[string]bool{}
 	for _, c := range project {
 		mine[c.Name] = true

@@ -49,10 +49,12 @@
 
   // prefix is the command name being typed: the text from its leading "/"
   // to the caret, when no space came yet.
+  // Leading blank lines are ignored, as the server ignores them.
   function prefix() {
     var v = box.value, end = box.selectionEnd;
-    if (v.charAt(0) !== "/" || end < 1) return null;
-    var head = v.slice(1, end);
+    var lead = v.length - v.replace(/^\s+/, "").length;
+    if (v.charAt(lead) !== "/" || end <= lead) return null;
+    var head = v.slice(lead + 1, end);
     return /\s/.test(head) ? null : head;
   }
 
