@@ -32,7 +32,7 @@ func (s *Server) handleFileView() http.Handler {
 			s.fail(w, r, fileError(err, p))
 			return
 		}
-		v := views.FileView{FilesPage: f.page, Size: c.Size, Binary: c.Binary, Truncated: c.Truncated}
+		v := views.FileView{FilesPage: f.page, Size: c.Size, Shown: int64(len(c.Data)), Binary: c.Binary, Truncated: c.Truncated}
 		if changed, err := f.changed(r); err == nil {
 			_, v.Changed = changed[p]
 		}

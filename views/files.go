@@ -52,6 +52,7 @@ type FilesView struct {
 type FileView struct {
 	FilesPage
 	Size      int64
+	Shown     int64 // bytes shown: Size, or less when Truncated
 	Binary    bool
 	Truncated bool   // only the start is shown
 	HTML      string // highlighted, sanitized; "" when Text is shown instead

@@ -709,9 +709,9 @@ func FilePageView(v FileView) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var38 string
-					templ_7745c5c3_Var38, templ_7745c5c3_Err = templ.JoinStringErrs(sizeText(int64(len(v.Text) + len(v.HTML))))
+					templ_7745c5c3_Var38, templ_7745c5c3_Err = templ.JoinStringErrs(sizeText(v.Shown))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/files.templ`, Line: 118, Col: 107}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/files.templ`, Line: 118, Col: 82}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var38))
 					if templ_7745c5c3_Err != nil {
@@ -724,7 +724,7 @@ func FilePageView(v FileView) templ.Component {
 					var templ_7745c5c3_Var39 string
 					templ_7745c5c3_Var39, templ_7745c5c3_Err = templ.JoinStringErrs(sizeText(v.Size))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/files.templ`, Line: 118, Col: 131}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/files.templ`, Line: 118, Col: 106}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var39))
 					if templ_7745c5c3_Err != nil {
