@@ -191,6 +191,9 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 	if n, err := strconv.Atoi(os.Getenv("PARLEY_TEST_RUN_NICE")); err == nil {
 		rc.Nice = n // as PARLEY_RUN_NICE, for A/B runs of the benchmarks
 	}
+	if n, err := strconv.Atoi(os.Getenv("PARLEY_TEST_CPU_RUNS")); err == nil {
+		o.cpuRuns = n // as PARLEY_CPU_RUNS, for A/B runs of the benchmarks
+	}
 	if o.runConfig != nil {
 		o.runConfig(&rc)
 	}
