@@ -12,9 +12,10 @@ const MaxNameBytes = 200
 
 // CleanName returns the name an upload is saved as, or a refusal. A file
 // name is never a path: a name holding a slash or backslash, NUL or
-// another control character, invalid UTF-8, "." or "..", or longer than
-// MaxNameBytes is refused, not reduced, so the file is saved under the
-// very name the member sees. Spaces around it are trimmed.
+// another control character or a bidirectional control (U+202E and its
+// kin, which make a name read as another), invalid UTF-8, "." or "..",
+// or longer than MaxNameBytes is refused, not reduced, so the file is
+// saved under the very name the member sees. Spaces around it are trimmed.
 func CleanName(name string) (string, error) {
 	name = strings.TrimSpace(name)
 	switch {
@@ -32,6 +33,9 @@ func CleanName(name string) (string, error) {
 	for _, r := range name {
 		if unicode.IsControl(r) || r == utf8.RuneError {
 			return "", refuse("%q holds a control character: rename the file and attach it again.", name)
+		}
+		if unicode.Is(unicode.Bidi_Control, r) { // "a\u202efdp.sh" would read as "ahs.pdf"
+			return "", refuse("%q holds a character that reverses how text reads (a right-to-left override): rename the file and attach it again.", name)
 		}
 	}
 	return name, nil
