@@ -415,6 +415,10 @@ func TestBrowserPhoneLayoutAndAccessibility(t *testing.T) {
 	if light == dark || light != "rgb(255, 255, 255)" {
 		t.Errorf("background light %q, dark %q; want white and a dark colour", light, dark)
 	}
+	// The look-and-feel pictures of docs/using.md (screenshots_browser_test.go).
+	var here string
+	step(t, ctx, "the session's address", chromedp.Location(&here))
+	docShots(t, ctx, e.web.URL, here)
 }
 
 // dismissPrompts closes offers that would cover the transcript in a

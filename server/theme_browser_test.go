@@ -1,0 +1,155 @@
+package server
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/page"
+	"github.com/chromedp/chromedp"
+
+	"parley/runner/fakeapi"
+)
+
+// box is an element's bounding box and the viewport's size, in CSS px.
+type box struct {
+	Left, Top, Right, Bottom float64
+	W, H                     float64
+	Hit                      bool // the element is what a click at its centre lands on
+}
+
+// boxOf reads sel's box; Hit says whether elementFromPoint at its centre is
+// sel or inside it (nothing covers it).
+func boxOf(sel string, out *box) chromedp.Action {
+	return chromedp.Evaluate(`(() => { const el = document.querySelector(`+mustJSON(sel)+`); const r = el.getBoundingClientRect();
+		const at = document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2);
+		return {Left: r.left, Top: r.top, Right: r.right, Bottom: r.bottom, W: innerWidth, H: innerHeight, Hit: !!at && el.contains(at)}; })()`, out)
+}
+
+// TestBrowserHeaderOnPhone opens the board at 390x844 (a phone) as an admin,
+// whose header is the longest: the page does not scroll sideways, the Menu
+// button opens the navigation, Sign out lies wholly inside the viewport and
+// a click on it signs out. Escape closes the menu and gives the focus back
+// to its button. The open menu passes axe-core in both themes.
+func TestBrowserHeaderOnPhone(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "Done."}}, envOptions{quiet: true})
+	admin := e.addUser("bartholomew.featherstonehaugh@example.com", "", true) // the e-mail is the name: long, unbroken
+	ctx := browser(t)
+	e.signInBrowser(t, ctx, admin)
+	var width int
+	step(t, ctx, "open the board at 390 px",
+		chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile),
+		chromedp.Navigate(e.web.URL+"/"),
+		chromedp.WaitReady(`.logout button`, chromedp.ByQuery),
+		chromedp.Evaluate(`document.documentElement.scrollWidth`, &width),
+	)
+	if width > 390 {
+		t.Errorf("the page is %d px wide at 390 px: it scrolls sideways", width)
+	}
+	var toggle bool
+	step(t, ctx, "open the menu if there is one",
+		chromedp.Evaluate(`(() => { const b = document.getElementById("nav-toggle"); if (!b || !b.offsetParent) return false; b.click(); return true; })()`, &toggle),
+	)
+	var b box
+	var expanded string
+	var focused string
+	step(t, ctx, "find Sign out", boxOf(`.logout button`, &b))
+	if b.Left < 0 || b.Top < 0 || b.Right > b.W || b.Bottom > b.H || b.Right-b.Left < 1 {
+		t.Fatalf("Sign out at %+v lies outside the %gx%g viewport", b, b.W, b.H)
+	}
+	if !b.Hit {
+		t.Errorf("Sign out at %+v is covered: a click there lands elsewhere", b)
+	}
+	if !toggle {
+		t.Fatal("no Menu button at 390 px")
+	}
+	step(t, ctx, "the menu says it is open",
+		chromedp.AttributeValue(`#nav-toggle`, "aria-expanded", &expanded, nil, chromedp.ByID),
+		chromedp.Evaluate(`document.activeElement.textContent.trim()`, &focused),
+	)
+	if expanded != "true" || focused != "Projects" {
+		t.Errorf("open menu: aria-expanded %q, focus on %q; want true and the first link", expanded, focused)
+	}
+	checkAxe(t, ctx, "header menu at 390 px")
+	step(t, ctx, "Escape closes it",
+		chromedp.KeyEvent("\x1b"),
+		chromedp.AttributeValue(`#nav-toggle`, "aria-expanded", &expanded, nil, chromedp.ByID),
+		chromedp.Evaluate(`document.activeElement.id`, &focused),
+	)
+	if expanded != "false" || focused != "nav-toggle" {
+		t.Errorf("after Escape: aria-expanded %q, focus on #%s; want false and #nav-toggle", expanded, focused)
+	}
+	var url string
+	step(t, ctx, "sign out from the menu",
+		chromedp.Click(`#nav-toggle`, chromedp.ByID),
+		chromedp.Click(`.logout button`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#email`, chromedp.ByID),
+		chromedp.Location(&url),
+	)
+	if !strings.Contains(url, "/login") {
+		t.Errorf("after Sign out the browser is at %s", url)
+	}
+}
+
+// TestBrowserThemeChoice switches the theme from the header: the choice
+// holds over a reload and is in place before the body is parsed (no flash
+// of the other theme); "System theme" follows the system again.
+func TestBrowserThemeChoice(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "Done."}}, envOptions{quiet: true})
+	ctx := e.browser(t)
+	system := func(scheme string) chromedp.Action {
+		return emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: scheme}})
+	}
+	bg := func(out *string) chromedp.Action {
+		return chromedp.Evaluate(`getComputedStyle(document.body).backgroundColor`, out)
+	}
+	const white, dark = "rgb(255, 255, 255)", "rgb(22, 24, 28)"
+	var got, early string
+	step(t, ctx, "the system is light",
+		system("light"),
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			// Notes <html data-theme> when <body> is first inserted: before
+			// anything of the page can paint.
+			_, err := page.AddScriptToEvaluateOnNewDocument(`new MutationObserver((_, o) => { if (document.body) {
+				window.__themeAtBody = document.documentElement.getAttribute("data-theme") || "none"; o.disconnect(); } })
+				.observe(document, {childList: true, subtree: true});`).Do(ctx)
+			return err
+		}),
+		chromedp.Navigate(e.web.URL+"/"),
+		chromedp.WaitVisible(`#theme-pick`, chromedp.ByID),
+		bg(&got),
+	)
+	if got != white {
+		t.Errorf("light system, no choice: background %s, want %s", got, white)
+	}
+	step(t, ctx, "pick Dark", chromedp.SetValue(`#theme-pick`, "dark", chromedp.ByID),
+		chromedp.Evaluate(`document.getElementById("theme-pick").dispatchEvent(new Event("change"))`, nil), bg(&got))
+	if got != dark {
+		t.Errorf("after picking Dark: background %s, want %s", got, dark)
+	}
+	var picked string
+	step(t, ctx, "reload",
+		chromedp.Reload(),
+		chromedp.WaitVisible(`#theme-pick`, chromedp.ByID),
+		bg(&got),
+		chromedp.Evaluate(`window.__themeAtBody`, &early),
+		chromedp.Value(`#theme-pick`, &picked, chromedp.ByID),
+	)
+	if got != dark || early != "dark" || picked != "dark" {
+		t.Errorf("after a reload: background %s, data-theme when <body> began %q, picker %q; want %s, dark, dark", got, early, picked, dark)
+	}
+	step(t, ctx, "the system turns dark, then the person picks Light", system("dark"),
+		chromedp.SetValue(`#theme-pick`, "light", chromedp.ByID),
+		chromedp.Evaluate(`document.getElementById("theme-pick").dispatchEvent(new Event("change"))`, nil), bg(&got))
+	if got != white {
+		t.Errorf("Light picked on a dark system: background %s, want %s", got, white)
+	}
+	var stored string
+	step(t, ctx, "pick System theme", chromedp.SetValue(`#theme-pick`, "system", chromedp.ByID),
+		chromedp.Evaluate(`document.getElementById("theme-pick").dispatchEvent(new Event("change"))`, nil), bg(&got),
+		chromedp.Evaluate(`String(localStorage.getItem("parley-theme"))`, &stored))
+	if got != dark || stored != "null" {
+		t.Errorf("System theme on a dark system: background %s, stored %q; want %s and nothing stored", got, stored, dark)
+	}
+}
