@@ -108,7 +108,7 @@ if commit=$(git rev-parse --short HEAD 2>/dev/null); then
 fi
 all=(BenchmarkRunLoopThroughput BenchmarkStreamThroughput BenchmarkCLIAlone BenchmarkBrowserLongStream BenchmarkFanout BenchmarkJoinStorm
 	BenchmarkAnswerThroughReplica BenchmarkSessionMemory BenchmarkAskLatency
-	BenchmarkReachPush BenchmarkReachAnswer BenchmarkReachFanout1000)
+	BenchmarkReachPush BenchmarkReachAnswer BenchmarkReachFanout1000 BenchmarkFirstTurn)
 for b in "${@:-${all[@]}}"; do
 	run "$b"
 done
