@@ -95,6 +95,11 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"POST", "/attachments/" + aid + "/remove", url.Values{}, toPrompt, 204}, // a no-op but for its uploader
 		{"GET", sp + "/mode", nil, toView, 200},
 		{"GET", sp + "/commands", nil, toView, 200},
+		// Sessions at a glance (board.go): the home board, a project's
+		// sidebar, the board's search (to the project's history).
+		{"GET", "/", nil, signedIn, 200},
+		{"GET", pp + "/sidebar?current=" + sess.ID, nil, toView, 200},
+		{"GET", "/search?project=" + pid + "&q=x", nil, toView, 303},
 		{"POST", pp + "/sessions", url.Values{"text": {" "}}, toPrompt, 400},
 		{"POST", "/sessions", url.Values{"project_id": {pid}, "text": {" "}}, toPrompt, 400},
 		{"POST", sp + "/rename", url.Values{"title": {" "}}, toPrompt, 400},
@@ -260,6 +265,16 @@ func TestWebSocketMatrix(t *testing.T) {
 		_, resp, err = websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(e.web.URL, "http")+"/inbox/ws", e.header(tm[role]))
 		if role == "anonymous" && (err == nil || resp.StatusCode != 401) {
 			t.Errorf("inbox WebSocket as anonymous: %v", err)
+		}
+		// A project's sidebar socket is refused to who may not see the
+		// project; the board's to who is not signed in (board_ws.go).
+		sidebar := "ws" + strings.TrimPrefix(e.web.URL, "http") + "/projects/" + strconv.FormatInt(e.project.ID, 10) + "/sidebar/ws"
+		if _, resp, err := websocket.DefaultDialer.Dial(sidebar, e.header(tm[role])); err == nil || resp == nil || resp.StatusCode != want {
+			t.Errorf("sidebar WebSocket as %s: %v, %v; want status %d", role, err, resp, want)
+		}
+		_, resp, err = websocket.DefaultDialer.Dial("ws"+strings.TrimPrefix(e.web.URL, "http")+"/board/ws", e.header(tm[role]))
+		if role == "anonymous" && (err == nil || resp.StatusCode != 401) {
+			t.Errorf("board WebSocket as anonymous: %v", err)
 		}
 	}
 	h := e.header(tm["member"])
