@@ -79,6 +79,9 @@ func (a sessionActs) Create(ctx context.Context, u act.Actor, p store.Project, t
 	if err != nil {
 		return store.Session{}, err
 	}
+	if text, err = a.s.firstPrompt(p, text); err != nil { // slash.go
+		return store.Session{}, err
+	}
 	return a.s.beginSession(ctx, p, viewerOfActor(u), text, opts)
 }
 

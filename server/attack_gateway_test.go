@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"parley/runner"
 	"parley/runner/fakeapi"
 	"parley/store"
 )
@@ -31,8 +32,9 @@ func curlBody(body string) string {
 // pin is refused (403, naming the allowed models), max_tokens 64000 reaches
 // the model lowered to 32000, and once a $0.01 session budget is spent
 // twenty requests at once all get 429 saying which limit is reached and
-// none reaches the model. Then `/model opus` typed in the page switches
-// the live CLI, and its next request is refused.
+// none reaches the model. Then `/model opus` typed in the page is refused
+// by the server; switched on the live CLI anyway, its next request is
+// refused by the gateway.
 func TestAttackGatewayMoneyAndModel(t *testing.T) {
 	const pin = "claude-sonnet-4-5"
 	sc := fakeapi.Scenario{
@@ -108,12 +110,17 @@ func TestAttackGatewayMoneyAndModel(t *testing.T) {
 	}
 	e.healthy()
 
-	// `/model opus` in the page: the CLI switches, its next request is refused.
+	// `/model opus` in the page: the server refuses it (a typed /model is a
+	// checked switch, modeswitch.go). Made on the live run anyway, as a
+	// CLI's own /model would be, its next request is refused.
 	if err := e.st.SetProjectLimits(ctx, e.project.ID, store.ProjectLimits{}); err != nil {
 		t.Fatal(err)
 	}
 	w1.prompt("/model opus")
-	w1.waitFor(60*time.Second, "Done ·")
+	w1.waitFor(30*time.Second, "is not allowed in this session")
+	if err := e.sup.Switch(ctx, e.project.ID, s1.ID, runner.Switch{What: runner.SwitchModel, To: "opus", By: "a forged switch"}); err != nil {
+		t.Fatalf("switch the live run directly: %v", err)
+	}
 	w1.prompt("answer as opus")
 	page := waitAny(t, w1, 90*time.Second, "is not allowed in this session", "Opus answered.", "OUT2")
 	if !strings.Contains(page, "is not allowed in this session") {

@@ -104,6 +104,19 @@ func switched(e store.Event) []templ.Component {
 	return []templ.Component{appendTo(views.Notice(e.Seq, "info", switchText(sw))), views.SwitchState(sw.What, sw.To)}
 }
 
+// modeStatus tells the menus of a change of permission mode the CLI made
+// or confirmed: system/status carries "permissionMode" (plan mode ends
+// when its plan is approved; a set_permission_mode is followed by one).
+func modeStatus(e store.Event) []templ.Component {
+	var p struct {
+		PermissionMode string `json:"permissionMode"`
+	}
+	if json.Unmarshal(e.Payload, &p) != nil || p.PermissionMode == "" {
+		return nil
+	}
+	return []templ.Component{views.SwitchState(runner.SwitchMode, p.PermissionMode)}
+}
+
 // switchText is a switch in a sentence: "Ana switched the model from
 // claude-opus-5-5 to haiku (claude-haiku-5-5)."
 func switchText(sw runner.Switch) string {

@@ -285,6 +285,8 @@ func systemEvent(e store.Event) []templ.Component {
 		return []templ.Component{appendTo(views.Notice(e.Seq, "warn", text))}
 	case "permission_denied":
 		return []templ.Component{appendTo(views.Notice(e.Seq, "warn", "A tool call was denied by the permission rules."))}
+	case "status":
+		return modeStatus(e) // modeswitch.go
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	"parley/launch"
+	"parley/modeswitch"
 	"parley/slash"
 	"parley/store"
 )
@@ -64,4 +65,18 @@ func (s *Server) expandCommand(ctx context.Context, sess store.Session, text str
 		return out
 	}
 	return text
+}
+
+// firstPrompt is a new session's first prompt: a project command expanded
+// (from the project's workspace: the session has no worktree yet); a
+// "/model NAME" is refused with a sentence, since a switch needs the
+// session it switches (its header menu, or /model once it exists).
+func (s *Server) firstPrompt(p store.Project, text string) (string, error) {
+	if _, ok := modeswitch.TypedModel(text); ok {
+		return "", badRequest("Start the session with a message first; then switch its model in the session's header or with /model.")
+	}
+	if out, ok := slash.Expand(launch.WorkspaceDir(s.cfg.DataDir, p), text); ok {
+		return out, nil
+	}
+	return text, nil
 }
