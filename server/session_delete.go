@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"parley/audit"
+	"parley/hub"
 	"parley/launch"
 	"parley/sessiondelete"
 	"parley/store"
@@ -72,6 +73,10 @@ func (s *Server) handleSessionDelete() http.Handler {
 		if err != nil {
 			s.fail(w, r, err)
 			return
+		}
+		if !res.Already {
+			// Its asks leave the open inboxes here (a poke: each re-reads).
+			s.hub.Publish(hub.ProjectTopic(res.Session.ProjectID), hub.Frame{})
 		}
 		dv := views.SessionDeletedView{Title: orText(res.Session.Title, res.Session.ID), ProjectID: res.Session.ProjectID, Already: res.Already}
 		if res.Cleanup != nil {

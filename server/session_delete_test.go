@@ -161,6 +161,8 @@ func TestSessionDeleteStopsALiveRun(t *testing.T) {
 	e.waitInput(w, sess.ID)
 	pid := e.pidOf(sess.ID)
 	watcher := e.rawDial(owner, sess.ID)
+	inbox := e.dialPathAs(e.user, "/inbox/ws")
+	inbox.waitFor(10*time.Second, `data-count="1"`)
 	if err := syscall.Kill(pid, 0); err != nil {
 		t.Fatalf("claude (pid %d) is not running before the delete: %v", pid, err)
 	}
@@ -180,6 +182,7 @@ func TestSessionDeleteStopsALiveRun(t *testing.T) {
 	if _, live := e.sup.Live(sess.ID); live {
 		t.Error("the supervisor still has a run of the deleted session")
 	}
+	inbox.waitFor(10*time.Second, `data-count="0"`) // the ask left the open inbox
 	if code, reason := closeOf(t, watcher); code != closeRemoved || reason != reasonDeleted {
 		t.Errorf("an open page's socket closed with %d %q, want %d %q", code, reason, closeRemoved, reasonDeleted)
 	}
