@@ -81,9 +81,11 @@ func TestRetentionDeletesIdleSessions(t *testing.T) {
 	if resp := e.postAs(owner, "/projects/"+pid(e)+"/settings/retention", url.Values{"retention_days": {"1"}}); resp.StatusCode != 303 {
 		t.Fatalf("set retention: %d", resp.StatusCode)
 	}
+	start := time.Now()
 	if n, err := del.Sweep(ctx); n != 1 || err != nil {
 		t.Fatalf("retention 1 day: swept %d, %v; want 1", n, err)
 	}
+	t.Logf("a sweep deleting one worktree session took %v", time.Since(start))
 	e.wantSessionGone(idle, repo)
 	for _, s := range []store.Session{fresh, asking, running} {
 		if n := e.sessionRows(s.ID); n["sessions"] != 1 {

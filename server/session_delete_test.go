@@ -169,9 +169,11 @@ func TestSessionDeleteStopsALiveRun(t *testing.T) {
 	if body := e.getAs(owner, "/sessions/"+sess.ID+"/delete"); !strings.Contains(body, `id="delete-running"`) || !strings.Contains(body, "1 question still waits") {
 		t.Errorf("the confirmation does not say Claude works and a question waits:\n%s", body)
 	}
+	start := time.Now()
 	if resp := e.postAs(owner, "/sessions/"+sess.ID+"/delete", nil); resp.StatusCode != 200 {
 		t.Fatalf("delete: %d", resp.StatusCode)
 	}
+	t.Logf("delete with a live run took %v", time.Since(start))
 	deadline := time.Now().Add(10 * time.Second)
 	for syscall.Kill(pid, 0) == nil && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
