@@ -125,6 +125,11 @@ func axeOnce(ctx context.Context, src, theme string) ([]axeViolation, error) {
 	if err := evalJS(ctx, pin, nil); err != nil {
 		return nil, fmt.Errorf("pin the theme: %w", err)
 	}
+	// A check that ran in the other theme would prove nothing.
+	var scheme string
+	if err := evalJS(ctx, `getComputedStyle(document.body).colorScheme`, &scheme); err != nil || scheme != theme {
+		return nil, fmt.Errorf("the page's color-scheme is %q (%v), not %s: is static/theme.css linked?", scheme, err, theme)
+	}
 	var out string
 	err := evalJS(ctx, axeRun, &out)
 	restore := `(() => { const r = document.documentElement, was = window.__themeWas;
