@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"parley/attach"
 	"parley/runner"
 	"parley/store"
 )
@@ -22,6 +23,10 @@ func NewQueueStore(st *store.Store) runner.QueueStore { return queueStore{st: st
 
 func (l queueStore) Keep(ctx context.Context, sessionID string, w runner.QueuedWork) (int64, error) {
 	it := store.QueueItem{SessionID: sessionID, Kind: store.QueuePrompt, Text: w.Text, By: w.By, ByID: w.ByID, Parley: w.Parley}
+	var err error
+	if it.Attachments, err = attach.Keep(w.Content, w.Attached); err != nil { // ids, not bytes (restoreAttachments)
+		return 0, err
+	}
 	if w.IsAnswer() {
 		resp, err := json.Marshal(w.Resp)
 		if err != nil {
@@ -129,10 +134,13 @@ func (n *Node) sendQueue(ctx context.Context, sessionID string) {
 	start := n.Starter(sessionID)
 	for i, it := range items {
 		w, err := queuedWork(it)
-		if err != nil { // it can never be sent
+		if err == nil {
+			err = n.restoreAttachments(ctx, it.Attachments, &w)
+		}
+		if err != nil && !runner.RetryLater(err) { // it can never be sent
 			n.Log.Error("drop a line item", "session_id", sessionID, "line", it.ID, "err", err)
 			_, err = n.Store.LeftQueue(ctx, it.ID)
-		} else {
+		} else if err == nil {
 			ictx, cancel := context.WithTimeout(ctx, handoverWait)
 			err = n.Supervisor.Replay(ictx, sessionID, start, w)
 			cancel()

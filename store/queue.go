@@ -23,6 +23,10 @@ type QueueItem struct {
 	ByID      int64           `db:"by_id"`
 	InputID   string          `db:"input_id"`
 	Response  json.RawMessage `db:"response"`
+	// Attachments is what a prompt keeps of its attachments (package
+	// attach's Kept: ids and metadata, never bytes). It is kept in the
+	// response column, which only answers use otherwise.
+	Attachments json.RawMessage `db:"attachments"`
 	// Parley marks a prompt Parley sends on its own (one that has Claude
 	// go on with a cut turn), whoever it is sent for.
 	Parley    bool      `db:"parley"`
@@ -35,7 +39,18 @@ const (
 	QueueAnswer = "answer"
 )
 
-const queueColumns = `id, session_id, kind, text, by_name, by_id, input_id, response, parley, created_at`
+const queueColumns = `id, session_id, kind, text, by_name, by_id, input_id,
+	CASE WHEN kind = 'answer' THEN response END AS response, CASE WHEN kind = 'prompt' THEN response END AS attachments,
+	parley, created_at`
+
+// responseColumn is what the item keeps in session_line.response: an
+// answer's response, a prompt's attachments.
+func (it QueueItem) responseColumn() any {
+	if it.Kind == QueuePrompt {
+		return nullJSON(it.Attachments)
+	}
+	return nullJSON(it.Response)
+}
 
 // KeepQueued saves a prompt or an answer that waits in the queue on this
 // replica and returns its id.
@@ -43,7 +58,7 @@ func (s *Store) KeepQueued(ctx context.Context, it QueueItem) (int64, error) {
 	var id int64
 	err := s.pool.QueryRow(ctx, `INSERT INTO session_line (session_id, replica_id, kind, text, by_name, by_id, input_id, response, parley)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
-		it.SessionID, s.replica, it.Kind, it.Text, it.By, it.ByID, it.InputID, nullJSON(it.Response), it.Parley).Scan(&id)
+		it.SessionID, s.replica, it.Kind, it.Text, it.By, it.ByID, it.InputID, it.responseColumn(), it.Parley).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("keep a %s of session %s in line: %w", it.Kind, it.SessionID, err)
 	}
@@ -67,7 +82,7 @@ func (s *Store) AppendEventsKeeping(ctx context.Context, evs []Event, it QueueIt
 		}
 		if err := tx.QueryRow(ctx, `INSERT INTO session_line (session_id, replica_id, kind, text, by_name, by_id, input_id, response, parley)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id`,
-			it.SessionID, replica, it.Kind, it.Text, it.By, it.ByID, it.InputID, nullJSON(it.Response), it.Parley).Scan(&id); err != nil {
+			it.SessionID, replica, it.Kind, it.Text, it.By, it.ByID, it.InputID, it.responseColumn(), it.Parley).Scan(&id); err != nil {
 			return fmt.Errorf("keep a %s of session %s in line: %w", it.Kind, it.SessionID, err)
 		}
 		return nil
