@@ -184,8 +184,11 @@ func TestFaultKillWithAskOpen(t *testing.T) {
 			var pid int
 			e.queryRow(`SELECT pid FROM runs WHERE session_id = $1`, []any{s.ID}, &pid)
 			tree := procTree(pid)
-			if len(tree) < 3 {
-				t.Fatalf("the run's process tree is %v: want the guard, claude and its ask server", tree)
+			if len(tree) < 2 { // ask_user goes over Parley's HTTP endpoint: no ask server process
+				t.Fatalf("the run's process tree is %v: want the guard and claude", tree)
+			}
+			if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", tree[0])); filepath.Base(exe) != "parley-guard" {
+				t.Errorf("the run's guard runs %q, want the small parley-guard installed beside parley", exe)
 			}
 			asked := len(e.fake.Requests())
 			a.stop(syscall.SIGKILL)

@@ -55,7 +55,7 @@ func BenchmarkLiveSessionMemory(b *testing.B) {
 			}
 			time.Sleep(2 * time.Second) // the helpers have started and settled
 			for _, pid := range pids {
-				for _, p := range descendants(pid) {
+				for _, p := range procTree(pid) {
 					ps, pr := smapsRollupKiB(p)
 					pss, private, procs = pss+ps, private+pr, procs+1
 				}

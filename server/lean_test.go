@@ -5,7 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -33,7 +32,7 @@ func TestLeanSessionHasNoWholeParleyHelper(t *testing.T) {
 	if exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); exe != small {
 		t.Errorf("the run's first process runs %q, want the small guard %s", exe, small)
 	}
-	for _, p := range descendants(pid) {
+	for _, p := range procTree(pid) {
 		if cmd := cmdline(p); strings.Contains(cmd, "mcp-askuser") || strings.Contains(cmd, "run-guard") && p != pid {
 			t.Errorf("a live session keeps a whole-parley helper: pid %d %q", p, cmd)
 		}
@@ -56,7 +55,7 @@ func TestAskOverStdioWhenChosen(t *testing.T) {
 	w.prompt("Ask me a colour.")
 	in := e.waitInput(w, s.ID)
 	child := false
-	for _, p := range descendants(e.pidOf(s.ID)) {
+	for _, p := range procTree(e.pidOf(s.ID)) {
 		child = child || strings.Contains(cmdline(p), "mcp-askuser")
 	}
 	if !child {
@@ -74,32 +73,6 @@ func buildSmallGuard(t testing.TB) string {
 		t.Fatalf("build parley-guard: %v\n%s", err, out)
 	}
 	return bin
-}
-
-// descendants lists pid and every process below it.
-func descendants(pid int) []int {
-	children := map[int][]int{}
-	entries, _ := os.ReadDir("/proc")
-	for _, d := range entries {
-		p, err := strconv.Atoi(d.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p))
-		if err != nil {
-			continue
-		}
-		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-		if len(f) > 1 {
-			pp, _ := strconv.Atoi(f[1])
-			children[pp] = append(children[pp], p)
-		}
-	}
-	out := []int{pid}
-	for i := 0; i < len(out); i++ {
-		out = append(out, children[out[i]]...)
-	}
-	return out
 }
 
 // cmdline is the process's command line, its arguments joined by spaces.

@@ -21,7 +21,8 @@ import (
 	"parley/runner/fakeapi"
 )
 
-// parleyBin builds the parley binary once per test binary.
+// parleyBin builds the parley binary once per test binary, with
+// parley-guard beside it as the Dockerfile installs them (its runs' guard).
 var parleyBin = sync.OnceValues(func() (string, error) {
 	dir, err := os.MkdirTemp("", "parley-bin-")
 	if err != nil {
@@ -29,6 +30,10 @@ var parleyBin = sync.OnceValues(func() (string, error) {
 	}
 	bin := filepath.Join(dir, "parley")
 	out, err := exec.Command("go", "build", "-o", bin, "../cmd/parley").CombinedOutput()
+	if err != nil {
+		return "", &exec.ExitError{Stderr: out}
+	}
+	out, err = exec.Command("go", "build", "-o", filepath.Join(dir, "parley-guard"), "../cmd/parley-guard").CombinedOutput()
 	if err != nil {
 		return "", &exec.ExitError{Stderr: out}
 	}

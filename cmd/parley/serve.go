@@ -109,8 +109,13 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 		return err
 	}
 	// No claude outlives this process (package guard): parley-guard when
-	// it is installed beside parley, else parley's own run-guard.
-	rc.GuardExe = runner.GuardBeside(rc.SelfExe)
+	// it is installed beside parley, else parley's own run-guard. The guard
+	// starts as Parley's user (root with isolation), so it runs from where
+	// parley is, not from the copy a sandbox makes for the projects' uids.
+	rc.GuardExe = rc.SelfExe
+	if small := runner.GuardBeside(self); small != self {
+		rc.GuardExe = small
+	}
 	rc.Nice = c.RunNice // PARLEY_RUN_NICE; the guard sets it
 	// A cgroup and a pid namespace per run, their OOM score and file cap.
 	defer confineRuns(c, &rc, log)()
