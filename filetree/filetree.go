@@ -14,7 +14,10 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"syscall"
 	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
 
 	"parley/safefile"
 )
@@ -33,10 +36,17 @@ const (
 var (
 	ErrBadPath = errors.New("is not a path inside this folder")
 	ErrHidden  = errors.New("is hidden")
+	// ErrLinkedIn refuses a file of another owner than the tree's with
+	// more than one name: a hard link into the tree of a file that may
+	// live outside it (checkLinks).
+	ErrLinkedIn = errors.New("is a hard link to a file of another owner")
 )
 
 // Tree is a directory opened without following links.
-type Tree struct{ dir *safefile.Dir }
+type Tree struct {
+	dir *safefile.Dir
+	uid uint32 // the top directory's owner: the runs' uid
+}
 
 // Open opens base/rel as a Tree: base is trusted (a directory only Parley
 // writes), rel is not (a run may have put a link anywhere in it).
@@ -45,7 +55,29 @@ func Open(base, rel string) (*Tree, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tree{dir: d}, nil
+	var st unix.Stat_t
+	if err := unix.Fstat(int(d.File().Fd()), &st); err != nil {
+		d.Close()
+		return nil, fmt.Errorf("stat %s: %w", rel, err)
+	}
+	return &Tree{dir: d, uid: st.Uid}, nil
+}
+
+// openRegular is safefile's OpenRegular, refusing a file of another
+// owner than the tree's that has more than one name: where the kernel
+// lets anyone hard-link any file (fs.protected_hardlinks off), a run
+// could link /etc/shadow into its worktree and Parley, as root, would
+// read it for the browser.
+func (t *Tree) openRegular(p string) (*os.File, os.FileInfo, error) {
+	f, fi, err := t.dir.OpenRegular(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || (st.Nlink > 1 && st.Uid != t.uid) {
+		f.Close()
+		return nil, nil, fmt.Errorf("%s %w", p, ErrLinkedIn)
+	}
+	return f, fi, nil
 }
 
 // Close releases the tree's descriptor.
@@ -87,7 +119,7 @@ type Content struct {
 // accepted). A link, a path through one, or anything but a regular file
 // is refused and not read.
 func (t *Tree) Read(p string, max int64) (Content, error) {
-	f, fi, err := t.dir.OpenRegular(p)
+	f, fi, err := t.openRegular(p)
 	if err != nil {
 		return Content{}, err
 	}
@@ -127,7 +159,7 @@ func IsBinary(data []byte, cut bool) bool {
 // OpenFile opens the regular file p for a download: the caller copies at
 // most Size bytes from it and closes it.
 func (t *Tree) OpenFile(p string) (*os.File, int64, error) {
-	f, fi, err := t.dir.OpenRegular(p)
+	f, fi, err := t.openRegular(p)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -90,6 +90,8 @@ func fileError(err error, p string) error {
 		return &httpError{http.StatusNotFound, q + " is a symbolic link, or a path through one. Parley lists links but never follows them: there is nothing to show."}
 	case errors.Is(err, safefile.ErrNotRegular):
 		return &httpError{http.StatusBadRequest, q + " is not a regular file (a FIFO, a device or a socket): Parley never opens those."}
+	case errors.Is(err, filetree.ErrLinkedIn):
+		return &httpError{http.StatusNotFound, q + " is a hard link to a file the session's runs do not own (it may be outside the session's files): Parley does not show it."}
 	case errors.Is(err, safefile.ErrChanged):
 		return &httpError{http.StatusConflict, q + " changed while it was being opened; reload the page."}
 	case filetree.Missing(err):
