@@ -42,6 +42,7 @@ func TestBrowserNotificationsPage(t *testing.T) {
 		emulation.SetTimezoneOverride("Europe/Berlin"),
 		chromedp.EmulateViewport(375, 812, chromedp.EmulateScale(2), chromedp.EmulateMobile),
 		chromedp.Navigate(e.web.URL+"/"),
+		chromedp.Click(`#nav-toggle`, chromedp.ByID), // on a phone the header's links are behind its Menu
 		chromedp.Click(`.user-nav a[href="/notifications"]`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#push-enable`, chromedp.ByID),
 		chromedp.WaitReady(pushReady, chromedp.ByQuery),
