@@ -30,6 +30,9 @@ type exportedSession struct {
 		UpdatedAt       time.Time `json:"updated_at"`
 	} `json:"session"`
 	Events []exportedEvent `json:"events"`
+	// Attachments are the prompts' attachments, ids and metadata only
+	// (export_attach.go).
+	Attachments []exportedAttachment `json:"attachments"`
 }
 
 type exportedEvent struct {
@@ -48,6 +51,7 @@ func exportJSON(sess store.Session, evs []store.Event) exportedSession {
 	for _, e := range evs {
 		x.Events = append(x.Events, exportedEvent{Seq: e.Seq, Type: e.Type, CreatedAt: e.CreatedAt, Payload: e.Payload})
 	}
+	x.Attachments = exportedAttachments(evs)
 	return x
 }
 
@@ -55,6 +59,12 @@ func exportJSON(sess store.Session, evs []store.Event) exportedSession {
 // text as the markdown it is, tool calls with their results, asks with
 // their answers and each turn's figures.
 func exportMarkdown(sess store.Session, evs []store.Event) string {
+	return exportMarkdownAt(sess, evs, "")
+}
+
+// exportMarkdownAt is exportMarkdown with the attached images' links
+// under site (the handler's siteURL; "": paths from the site's root).
+func exportMarkdownAt(sess store.Session, evs []store.Event, site string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# %s\n\n", sess.Title)
 	fmt.Fprintf(&b, "Parley session `%s`, started by %s on %s. Status: %s. Cost %s over %d turns.\n\n",
@@ -62,6 +72,9 @@ func exportMarkdown(sess store.Session, evs []store.Event) string {
 		views.Money(sess.TotalCostUSD), sess.NumTurns)
 	for _, e := range evs {
 		exportEvent(&b, e)
+		if e.Type == "prompt" {
+			exportAttachmentsMarkdown(&b, e.Payload, site)
+		}
 	}
 	return b.String()
 }

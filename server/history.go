@@ -104,7 +104,7 @@ func (s *Server) handleExportMarkdown() http.Handler {
 			return
 		}
 		attachment(w, sess, "md", "text/markdown; charset=utf-8")
-		_, _ = w.Write([]byte(exportMarkdown(sess, evs)))
+		_, _ = w.Write([]byte(exportMarkdownAt(sess, evs, s.siteURL(r))))
 	})
 }
 
