@@ -30,6 +30,9 @@ const (
 	// MaxPending bounds the uploads a member keeps unsent in one session
 	// (a page closed before Send leaves some; they go after a day).
 	MaxPending = 2 * MaxCount
+	// MaxPendingBytes bounds what a member keeps unsent across all
+	// sessions together: uploads wait in the database.
+	MaxPendingBytes = 4 * MaxMessageBytes
 	// UploadBodyBytes is the body limit of one upload request (package
 	// limit's Body): the largest file and its multipart framing.
 	UploadBodyBytes = MaxFileBytes + 64<<10

@@ -20,6 +20,7 @@ import (
 	"parley/act"
 	"parley/attach"
 	"parley/launch"
+	"parley/limit"
 	"parley/runner"
 	"parley/store"
 	"parley/views"
@@ -54,6 +55,10 @@ func (s *Server) handleAttachUpload() http.Handler {
 			s.fail(w, r, attachRefusal(err))
 			return
 		}
+		if err := s.checkPendingBytes(r.Context(), v.ID, int64(len(u.Data))); err != nil {
+			s.fail(w, r, err)
+			return
+		}
 		a := store.Attachment{ID: rand.Text(), SessionID: sess.ID, UserID: v.ID, Kind: u.Kind, MediaType: u.MediaType,
 			Name: u.Name, Size: int64(len(u.Data)), Data: u.Data}
 		ok, err := s.st.AddAttachment(r.Context(), a, attach.MaxPending)
@@ -68,6 +73,21 @@ func (s *Server) handleAttachUpload() http.Handler {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(attach.Sent{ID: a.ID, Kind: a.Kind, Name: a.Name, MediaType: a.MediaType, Size: a.Size})
 	})
+}
+
+// checkPendingBytes refuses an upload that would take the user's unsent
+// uploads, across all sessions, over attach.MaxPendingBytes: they wait in
+// the database, and a member must not be able to fill it.
+func (s *Server) checkPendingBytes(ctx context.Context, userID, size int64) error {
+	n, err := s.st.PendingAttachmentBytes(ctx, userID)
+	if err != nil {
+		return err
+	}
+	if n+size > attach.MaxPendingBytes {
+		return &httpError{http.StatusTooManyRequests, "You have " + limit.TextSize(n) + " of attachments waiting to be sent across your sessions (the limit is " +
+			limit.TextSize(attach.MaxPendingBytes) + "): send or remove some first."}
+	}
+	return nil
 }
 
 // readUpload reads the form's one file (field "file"), at most
