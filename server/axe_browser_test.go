@@ -71,7 +71,7 @@ func TestBrowserAxeEveryPage(t *testing.T) {
 	visitAndCheck(t, in, e.web.URL, []axePage{
 		{"home", "/", "main"},
 		{"project", pp, "#new-prompt"},
-		{"settings", pp + "/settings", ".settings"},
+		{"settings (every section)", pp + "/settings", ".settings:has(#reach-settings-form):has(#retention-form)"},
 		{"history", pp + "/history", ".search"},
 		{"history search", pp + "/history?q=button", ".search"},
 		{"inbox", "/inbox", "main"},
