@@ -71,9 +71,10 @@ func (s *Store) boardRows(ctx context.Context, op, sql string, args ...any) ([]B
 // how many sessions the project has in all.
 func (s *Store) SidebarSessions(ctx context.Context, projectID, userID int64, limit int) ([]BoardRow, int, error) {
 	list, err := s.boardRows(ctx, fmt.Sprintf("sidebar of project %d", projectID), `
-		WHERE s.project_id = $2 AND s.archived_at IS NULL
-		ORDER BY s.updated_at DESC, s.created_at DESC
-		LIMIT $3`, userID, projectID, limit)
+		WHERE s.id IN (
+			SELECT x.id FROM sessions x WHERE x.project_id = $2 AND x.archived_at IS NULL
+			ORDER BY x.updated_at DESC, x.created_at DESC LIMIT $3)
+		ORDER BY s.updated_at DESC, s.created_at DESC`, userID, projectID, limit)
 	if err != nil {
 		return nil, 0, err
 	}
