@@ -12,7 +12,8 @@ import (
 // TestBrowserAxeSessionPage runs axe-core (WCAG 2 A and AA, light and dark)
 // over a session page in each state it has: idle, an ask card of each kind
 // (a plan, a permission, Claude's questions, a form of questions), a reply
-// streaming in, and the finished turn with its tool cards and code.
+// streaming in, and the finished turn with its tool cards and code; and
+// over the inbox while an ask waits there.
 func TestBrowserAxeSessionPage(t *testing.T) {
 	form := map[string]any{"title": "New service", "questions": []any{
 		map[string]any{"question": "Name?", "type": "text", "placeholder": "billing"},
@@ -48,6 +49,15 @@ func TestBrowserAxeSessionPage(t *testing.T) {
 		chromedp.WaitVisible(`.ask[data-kind="question"] input[value="Blue"]`, chromedp.ByQuery),
 	)
 	checkAxe(t, ctx, "session (question ask)")
+	step(t, ctx, "the inbox with the ask waiting",
+		chromedp.Navigate(e.web.URL+"/inbox"),
+		chromedp.WaitVisible(`.inbox-item .ask input[value="Blue"]`, chromedp.ByQuery),
+	)
+	checkAxe(t, ctx, "inbox (an ask waiting)")
+	step(t, ctx, "back to the session",
+		chromedp.Navigate(e.web.URL+"/sessions/"+s.ID),
+		chromedp.WaitVisible(`.ask[data-kind="question"] input[value="Blue"]`, chromedp.ByQuery),
+	)
 
 	step(t, ctx, "answer; the form arrives",
 		chromedp.Click(`.ask[data-kind="question"] input[value="Blue"]`, chromedp.ByQuery),
