@@ -18,6 +18,7 @@ import (
 // start launches the process and the run's goroutines. The session is
 // marked starting, so no other run of it starts meanwhile.
 func (s *Supervisor) start(o Options) (*Run, error) {
+	defer s.dropUnadopted(o.Warm) // a process started ahead that no run took ends (warm_adopt.go)
 	// The log's last seq is read here, after the previous run of the
 	// session has left the map (it does so only once its last event is
 	// written), so the new run continues the log exactly.

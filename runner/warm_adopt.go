@@ -133,3 +133,14 @@ func (s *Supervisor) slotFromWarm() bool {
 	go func() { defer s.wg.Done(); w.Kill() }()
 	return true
 }
+
+// dropUnadopted kills w, off the caller's path, if no run adopted it: a
+// start that took a process ahead and failed before adopting it (its log
+// could not be read, say) leaves nothing running.
+func (s *Supervisor) dropUnadopted(w *Warm) {
+	if w == nil || w.used.Load() {
+		return
+	}
+	s.wg.Add(1)
+	go func() { defer s.wg.Done(); w.Kill() }()
+}
