@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"net/url"
 	"os"
@@ -154,4 +155,32 @@ func TestSweepCleansAfterAStragglerStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.wantSessionGone(sess, repo)
+}
+
+// A replica whose pool has one connection (pool_max_conns=1) sweeps
+// without holding the retention lock: holding it, the sweep would wait for
+// a connection of its own forever, and so would every request.
+func TestRetentionSweepOnAPoolOfOne(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{}, envOptions{quiet: true})
+	ctx := t.Context()
+	s := e.newSession()
+	if err := e.st.SetProjectRetention(ctx, e.project.ID, 1); err != nil {
+		t.Fatal(err)
+	}
+	e.backdate(2, s.ID)
+	sep := "?"
+	if strings.Contains(e.dbURL, "?") {
+		sep = "&"
+	}
+	one, err := store.Open(ctx, e.dbURL+sep+"pool_max_conns=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer one.Close()
+	del := sessiondelete.New(one, localStops{sup: e.sup, hub: e.srv.hub}, deleteDisk{e.srv}, e.srv.log)
+	sctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	defer cancel()
+	if n, err := del.Sweep(sctx); n != 1 || err != nil {
+		t.Errorf("a pool of one swept %d, %v; want 1", n, err)
+	}
 }
