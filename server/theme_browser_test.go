@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -72,6 +74,9 @@ func TestBrowserHeaderOnPhone(t *testing.T) {
 		t.Errorf("open menu: aria-expanded %q, focus on %q; want true and the first link", expanded, focused)
 	}
 	checkAxe(t, ctx, "header menu at 390 px")
+	var png []byte
+	step(t, ctx, "screenshot the open menu", chromedp.CaptureScreenshot(&png))
+	_ = os.WriteFile(filepath.Join(artefactDir(t), "header-menu-390.png"), png, 0o644)
 	step(t, ctx, "Escape closes it",
 		chromedp.KeyEvent("\x1b"),
 		chromedp.AttributeValue(`#nav-toggle`, "aria-expanded", &expanded, nil, chromedp.ByID),
