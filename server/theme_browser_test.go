@@ -33,7 +33,7 @@ func boxOf(sel string, out *box) chromedp.Action {
 // whose header is the longest: the page does not scroll sideways, the Menu
 // button opens the navigation, Sign out lies wholly inside the viewport and
 // a click on it signs out. Escape closes the menu and gives the focus back
-// to its button. The open menu passes axe-core in both themes.
+// to its button, which shows it (a focus ring). The open menu passes axe-core in both themes.
 func TestBrowserHeaderOnPhone(t *testing.T) {
 	e := newEnv(t, fakeapi.Scenario{{Text: "Done."}}, envOptions{quiet: true})
 	admin := e.addUser("bartholomew.featherstonehaugh@example.com", "", true) // the e-mail is the name: long, unbroken
@@ -84,6 +84,12 @@ func TestBrowserHeaderOnPhone(t *testing.T) {
 	)
 	if expanded != "false" || focused != "nav-toggle" {
 		t.Errorf("after Escape: aria-expanded %q, focus on #%s; want false and #nav-toggle", expanded, focused)
+	}
+	var ring string
+	step(t, ctx, "the focus shows", chromedp.Evaluate(`(() => { const s = getComputedStyle(document.activeElement);
+		return document.activeElement.matches(":focus-visible") + " " + s.outlineStyle + " " + s.outlineWidth; })()`, &ring))
+	if ring != "true solid 2px" {
+		t.Errorf("the Menu button, focused from the keyboard, shows %q; want a visible 2px outline (true solid 2px)", ring)
 	}
 	var url string
 	step(t, ctx, "sign out from the menu",
