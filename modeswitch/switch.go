@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"parley/act"
 	"parley/runner"
@@ -81,7 +82,7 @@ func (s *Switcher) Switch(ctx context.Context, sess store.Session, by string, ow
 	if what == runner.SwitchMode {
 		from = off.Mode
 	}
-	if from == to {
+	if from == to || (what == runner.SwitchModel && slices.Contains(families, to) && strings.HasPrefix(from, "claude-"+to+"-")) {
 		return &Refusal{fmt.Sprintf("The session already uses %s.", to)}
 	}
 	err = s.runs.Switch(ctx, sess.ProjectID, sess.ID, runner.Switch{What: what, From: from, To: to, By: by})

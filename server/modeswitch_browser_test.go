@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"parley/runner"
 	"parley/runner/fakeapi"
 )
 
@@ -50,15 +51,18 @@ func TestBrowserSlashAndModelSwitch(t *testing.T) {
 			t.Errorf("the command list lacks %q:\n%s", want, list)
 		}
 	}
+	if os.Getenv("PARLEY_AXE_JS") != "" {
+		checkAxe(t, ctx, "session with the command list open")
+	}
 	var expanded, value string
 	step(t, ctx, "pick /model with the keyboard and send /model haiku",
 		chromedp.SendKeys(`#prompt`, "mod", chromedp.ByID),
-		chromedp.AttributeValue(`#prompt`, "aria-expanded", &expanded, nil, chromedp.ByID),
+		chromedp.AttributeValue(`#prompt`, "aria-activedescendant", &expanded, nil, chromedp.ByID),
 		pressEnter(0),
 		chromedp.Value(`#prompt`, &value, chromedp.ByID),
 	)
-	if expanded != "true" || value != "/model " {
-		t.Fatalf("after picking: aria-expanded %q, composer %q; want true, %q", expanded, value, "/model ")
+	if expanded != "slash-opt-0" || value != "/model " {
+		t.Fatalf("after picking: aria-activedescendant %q, composer %q; want slash-opt-0, %q", expanded, value, "/model ")
 	}
 	step(t, ctx, "send it",
 		chromedp.SendKeys(`#prompt`, "haiku", chromedp.ByID), pressEnter(0),
@@ -70,26 +74,38 @@ func TestBrowserSlashAndModelSwitch(t *testing.T) {
 	if reqs := e.fake.Requests(); len(reqs) != 2 || reqs[1].Model != "claude-haiku-5-5" {
 		t.Fatalf("after /model haiku the model's next request named %q, want claude-haiku-5-5", reqs[len(reqs)-1].Model)
 	}
+	// chromedp.SetValue fires the select's input and change events, as a
+	// person's pick does.
 	step(t, ctx, "switch to sonnet in the header menu",
 		chromedp.SetValue(`#switch-model`, "sonnet", chromedp.ByID),
-		chromedp.Evaluate(`document.getElementById("switch-model").dispatchEvent(new Event("change", {bubbles: true}))`, nil),
 		chromedp.Poll(`document.getElementById("events").innerText.includes("you switched the model from claude-haiku-5-5 to sonnet (claude-sonnet-5-5).")`, nil, chromedp.WithPollingTimeout(30*time.Second)),
 	)
 	other.waitFor(10*time.Second, "you switched the model from claude-haiku-5-5 to sonnet (claude-sonnet-5-5).")
-	step(t, ctx, "switch to plan mode and send",
-		chromedp.SetValue(`#switch-permission_mode`, "plan", chromedp.ByID),
-		chromedp.Evaluate(`document.getElementById("switch-permission_mode").dispatchEvent(new Event("change", {bubbles: true}))`, nil),
-		chromedp.Poll(`document.getElementById("events").innerText.includes("you switched the permission mode from default to plan.")`, nil, chromedp.WithPollingTimeout(30*time.Second)),
+	step(t, ctx, "send after the model menu's switch",
 		chromedp.SendKeys(`#prompt`, "third", chromedp.ByID), pressEnter(0),
 		chromedp.Poll(`document.getElementById("events").innerText.includes("answer three")`, nil, chromedp.WithPollingTimeout(60*time.Second)),
-		// The turn's result is written after all before it (the transcript
-		// shows text before its batch is written).
-		chromedp.Poll(`document.querySelectorAll("#events .turn-result").length >= 3`, nil, chromedp.WithPollingTimeout(30*time.Second)),
 	)
 	reqs := e.fake.Requests()
-	if last := reqs[len(reqs)-1]; last.Model != "claude-sonnet-5-5" || !strings.Contains(string(last.Raw), "Plan mode is active") {
-		t.Errorf("after the menus' switches the request named %q, plan mode %v; want claude-sonnet-5-5 in plan mode",
+	if last := reqs[len(reqs)-1]; len(reqs) != 3 || last.Model != "claude-sonnet-5-5" || strings.Contains(string(last.Raw), "Plan mode is active") {
+		t.Errorf("after the model menu's switch the request named %q, plan mode %v; want claude-sonnet-5-5, not in plan mode",
 			last.Model, strings.Contains(string(last.Raw), "Plan mode is active"))
+	}
+	step(t, ctx, "switch to plan mode and send",
+		chromedp.SetValue(`#switch-permission_mode`, "plan", chromedp.ByID),
+		chromedp.Poll(`document.getElementById("events").innerText.includes("you switched the permission mode from default to plan.")`, nil, chromedp.WithPollingTimeout(30*time.Second)),
+		chromedp.SendKeys(`#prompt`, "fourth", chromedp.ByID), pressEnter(0),
+		chromedp.Poll(`document.getElementById("events").innerText.includes("answer four")`, nil, chromedp.WithPollingTimeout(60*time.Second)),
+		// The turn's result is written after all before it (the transcript
+		// shows text before its batch is written).
+		chromedp.Poll(`document.querySelectorAll("#events .turn-result").length >= 4`, nil, chromedp.WithPollingTimeout(30*time.Second)),
+	)
+	reqs = e.fake.Requests()
+	if last := reqs[len(reqs)-1]; last.Model != "claude-sonnet-5-5" || !strings.Contains(string(last.Raw), "Plan mode is active") {
+		t.Errorf("after the mode menu's switch the request named %q, plan mode %v; want claude-sonnet-5-5 in plan mode",
+			last.Model, strings.Contains(string(last.Raw), "Plan mode is active"))
+	}
+	if n := strings.Count(strings.Join(e.eventTypes(sess.ID), " "), runner.TypeSwitched); n != 3 {
+		t.Errorf("%d switch events, want 3 (haiku, sonnet, plan): a menu's value was sent twice or set back", n)
 	}
 	res := e.do(tm["viewer"], "GET", "/sessions/"+sess.ID+"/mode", nil)
 	defer res.Body.Close()

@@ -1,5 +1,6 @@
-// slash.js: completes "/" commands in the composer (an ARIA combobox with a
-// listbox popup: arrows move, Enter or Tab picks, Escape closes) and sends
+// slash.js: completes "/" commands in the composer (the ARIA combobox
+// pattern on the composer's textbox with a listbox popup: arrows move,
+// Enter or Tab picks, Escape closes) and sends
 // the header's model and permission-mode menus as switches.
 (function () {
   "use strict";
@@ -32,12 +33,16 @@
     list.className = "slash-list";
     list.setAttribute("role", "listbox");
     list.setAttribute("aria-label", "Commands");
+    // Focusable, as a scrollable region must be; the composer keeps focus
+    // and moves through the options with the arrows.
+    list.tabIndex = 0;
     list.hidden = true;
     box.parentNode.insertBefore(list, box.nextSibling);
-    box.setAttribute("role", "combobox");
+    // The composer stays a textbox (a textarea may take no combobox role):
+    // aria-autocomplete, aria-controls and aria-activedescendant tell
+    // assistive technology about the list, as the combobox pattern does.
     box.setAttribute("aria-autocomplete", "list");
     box.setAttribute("aria-controls", "slash-list");
-    box.setAttribute("aria-expanded", "false");
     box.addEventListener("input", update);
     box.addEventListener("blur", function () { setTimeout(close, 150); });
     list.addEventListener("mousedown", function (e) { e.preventDefault(); });
@@ -91,7 +96,6 @@
       list.appendChild(li);
     });
     list.hidden = false;
-    box.setAttribute("aria-expanded", "true");
     move(0);
   }
 
@@ -109,7 +113,6 @@
     list.hidden = true;
     items = [];
     active = -1;
-    box.setAttribute("aria-expanded", "false");
     box.removeAttribute("aria-activedescendant");
   }
 
@@ -141,12 +144,15 @@
     if (sel && sel.form) sel.form.requestSubmit();
   });
 
-  // A switch event (theirs or ours) sets the menu to its new value.
-  document.addEventListener("htmx:oobAfterSwap", function (e) {
+  // A switch event (theirs or ours) sets the menu to its new value, once:
+  // the state is consumed, so another out-of-band swap later (presence,
+  // totals) does not set the menu back to it.
+  document.addEventListener("htmx:oobAfterSwap", function () {
     var st = document.getElementById("switch-state");
     if (!st || !st.getAttribute("data-what")) return;
     var sel = document.getElementById("switch-" + st.getAttribute("data-what"));
     var v = st.getAttribute("data-value");
+    st.removeAttribute("data-what");
     if (!sel || v === null) return;
     if (!Array.prototype.some.call(sel.options, function (o) { return o.value === v; })) {
       var o = document.createElement("option");
