@@ -84,3 +84,37 @@ func TestSwitchWithoutProcess(t *testing.T) {
 		t.Errorf("event %+v %s; want seq 1 of project 7, not live, stored", e, e.Payload)
 	}
 }
+
+// TestSwitchEchoIsNoPromptRead: the CLI's echo of a set_model made while a
+// turn runs and another waits is not the waiting prompt read: when the
+// running turn ends the session is still running (the queued turn is
+// owed), not completed.
+func TestSwitchEchoIsNoPromptRead(t *testing.T) {
+	claude := fakeapi.ClaudeBin(t)
+	hold := make(chan struct{})
+	fake := fakeapi.Serve(t, fakeapi.Scenario{{Text: "slow", Hold: hold}, {Text: "queued answer"}})
+	sup, j, pub := newTestSupervisor(t, claude, fake.Env(t.TempDir()))
+	o := testOptions(t, "")
+	ctx := t.Context()
+	if err := sup.Prompt(ctx, "s1", With(o), "first", Author{Name: "ann"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := fake.WaitRequests(ctx, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := sup.Prompt(ctx, "s1", With(o), "second", Author{Name: "ann"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sup.Switch(ctx, 0, "s1", Switch{What: SwitchModel, To: "haiku", By: "ann"}); err != nil {
+		t.Fatalf("switch mid-turn: %v", err)
+	}
+	close(hold)
+	waitType(t, pub, "result")
+	if got := j.lastStatus(); got != StatusRunning {
+		t.Errorf("after the first of two turns the session is %q, want %q", got, StatusRunning)
+	}
+	waitType(t, pub, "result")
+	if got := j.lastStatus(); got != StatusCompleted {
+		t.Errorf("after both turns the session is %q, want %q", got, StatusCompleted)
+	}
+}
