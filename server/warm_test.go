@@ -182,3 +182,29 @@ func TestWarmIdleProjectEmpties(t *testing.T) {
 		t.Fatalf("an idle project keeps processes ahead: %v", pids)
 	}
 }
+
+// TestWarmGivesItsSlotToARun: with one slot, held by a process ahead of
+// project A, a session of project B starts at once: the process ahead is
+// killed for its slot, and none starts again while the run holds it.
+func TestWarmGivesItsSlotToARun(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "reply"}}, envOptions{quiet: true, perTurn: true, maxRuns: 1, warm: testWarm()})
+	b, err := e.st.CreateProject(t.Context(), "Project B", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.st.SetMember(t.Context(), b.ID, e.user.ID, roleMember); err != nil {
+		t.Fatal(err)
+	}
+	e.get(fmt.Sprintf("/projects/%d", e.project.ID))
+	pid := e.warmPid(e.project.ID)
+	id := e.createSessionForm(b.ID, "project B needs the slot")
+	e.waitModelSaw("project B needs the slot")
+	if got := e.livePid(id); got == pid {
+		t.Fatalf("project B's session runs in project A's process ahead (%d)", pid)
+	}
+	pidGone(t, pid, 10*time.Second)
+	time.Sleep(500 * time.Millisecond)
+	if n := e.sup.WarmCount(); n != 0 || e.sup.LiveRuns() != 1 {
+		t.Fatalf("with the one slot taken by a run: %d processes ahead, %d slots used", n, e.sup.LiveRuns())
+	}
+}
