@@ -39,7 +39,8 @@ func (e *env) backdate(days int, ids ...string) {
 // Retention, off by default, deletes nothing; set to 1 day, it deletes a
 // session whose last activity was 2 days ago (its rows, worktree, branch
 // and transcript, as an owner's delete), and keeps a fresh one, one with
-// a pending ask and one with a live run, however old.
+// a pending ask, one with a live run and one with a message in line,
+// however old.
 func TestRetentionDeletesIdleSessions(t *testing.T) {
 	e := newEnv(t, fakeapi.Scenario{{Text: "Done."}}, envOptions{quiet: true})
 	repo := gitRepo(t)
@@ -64,7 +65,10 @@ func TestRetentionDeletesIdleSessions(t *testing.T) {
 	if _, err := e.st.StartRun(ctx, running.ID, 999999); err != nil {
 		t.Fatal(err)
 	}
-	e.backdate(2, idle.ID, asking.ID, running.ID)
+	queued := e.newSession() // a message waits in line for a claude slot
+	e.queryRow(`INSERT INTO session_line (session_id, replica_id, kind, text) VALUES ($1, '', 'prompt', 'hi') RETURNING 1`,
+		[]any{queued.ID}, new(int))
+	e.backdate(2, idle.ID, asking.ID, running.ID, queued.ID)
 
 	del := e.srv.SessionDeleter()
 	if n, err := del.Sweep(ctx); n != 0 || err != nil {
@@ -88,9 +92,9 @@ func TestRetentionDeletesIdleSessions(t *testing.T) {
 	}
 	t.Logf("a sweep deleting one worktree session took %v", time.Since(start))
 	e.wantSessionGone(idle, repo)
-	for _, s := range []store.Session{fresh, asking, running} {
+	for _, s := range []store.Session{fresh, asking, running, queued} {
 		if n := e.sessionRows(s.ID); n["sessions"] != 1 {
-			t.Errorf("retention deleted session %s (%s)", s.ID, map[string]string{fresh.ID: "fresh", asking.ID: "pending ask", running.ID: "live run"}[s.ID])
+			t.Errorf("retention deleted session %s (%s)", s.ID, map[string]string{fresh.ID: "fresh", asking.ID: "pending ask", running.ID: "live run", queued.ID: "work in line"}[s.ID])
 		}
 	}
 	if n, err := del.Sweep(ctx); n != 0 || err != nil {
