@@ -96,6 +96,7 @@ func (d *Deleter) Delete(ctx context.Context, sessionID string, by Actor) (Resul
 	}
 	tomb, err := d.st.DeleteSession(ctx, sessionID, by.Name, false)
 	if errors.Is(err, store.ErrNotFound) { // another delete won
+		release() // again takes it to finish that one's cleanup (release is once)
 		return d.again(ctx, sessionID)
 	}
 	if err != nil {
