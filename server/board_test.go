@@ -20,7 +20,7 @@ import (
 func startBoards(t testing.TB, e *env) {
 	t.Helper()
 	ready := make(chan struct{}, 1)
-	e.srv.boards.OnReady(func() { signal(ready) })
+	e.srv.boards.OnReady(func() { markDue(ready) })
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); e.srv.WatchBoards(ctx) }()

@@ -136,15 +136,15 @@ func (c *boardConn) forward(sub *hub.Subscription, cancel func()) {
 				c.changed[f.About] = true
 			}
 			c.mu.Unlock()
-			signal(c.poked)
+			markDue(c.poked)
 		case <-sub.Recheck:
-			signal(c.recheck)
+			markDue(c.recheck)
 		}
 	}
 }
 
-// signal marks ch's work due unless it already is.
-func signal(ch chan struct{}) {
+// markDue marks ch's work due unless it already is.
+func markDue(ch chan struct{}) {
 	select {
 	case ch <- struct{}{}:
 	default:
