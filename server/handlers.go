@@ -16,12 +16,18 @@ const maxPromptBytes = views.MaxPromptBytes
 
 func (s *Server) handleSession() http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		sess, _, err := s.authorizeSession(r.Context(), r, r.PathValue("id"), actView)
+		sess, v, err := s.authorizeSession(r.Context(), r, r.PathValue("id"), actView)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		s.warm.Touch(sess.ProjectID) // the project is in use: keep a process ahead for its next session
+		// The project is in use: keep a process ahead for its next session,
+		// for someone who may start one (a viewer's visits start nothing).
+		if s.warm != nil {
+			if _, err := s.checkAccess(r.Context(), v, sess.ProjectID, actPrompt); err == nil {
+				s.warm.Touch(sess.ProjectID)
+			}
+		}
 		s.renderSession(w, r, sess, pageNote{Done: r.URL.Query().Get("worktree")})
 	})
 }
