@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 )
@@ -88,29 +90,40 @@ func mustJSON(v any) string {
 }
 
 // checkAxe runs axe-core on the page open in ctx, once in each theme, and
-// fails t with every violation, naming the page and the theme. The theme is
+// fails t with every violation, naming the page and the theme. With
+// PARLEY_ARTEFACTS set it keeps a screenshot of each. The theme is
 // pinned as the header's picker pins it (<html data-theme>) and restored
 // after.
-func checkAxe(t testing.TB, ctx context.Context, page string) {
+func checkAxe(t testing.TB, ctx context.Context, what string) {
 	t.Helper()
 	src := axeScript(t)
 	for _, theme := range themes {
 		var found []axeViolation
-		step(t, ctx, "axe-core on "+page+" ("+theme+")", chromedp.ActionFunc(func(ctx context.Context) error {
+		var png []byte
+		var shot *[]byte
+		if os.Getenv("PARLEY_ARTEFACTS") != "" {
+			shot = &png // a picture of each page in each theme, for people to look at
+		}
+		step(t, ctx, "axe-core on "+what+" ("+theme+")", chromedp.ActionFunc(func(ctx context.Context) error {
 			var err error
-			found, err = axeOnce(ctx, src, theme)
+			found, err = axeOnce(ctx, src, theme, shot)
 			return err
 		}))
+		if len(png) > 0 {
+			name := strings.NewReplacer(" ", "-", "(", "", ")", "", ",", "").Replace(what) + "-" + theme + ".png"
+			_ = os.WriteFile(filepath.Join(artefactDir(t), name), png, 0o644)
+		}
 		for _, v := range found {
-			t.Errorf("axe: %s (%s theme): %s", page, theme, v)
+			t.Errorf("axe: %s (%s theme): %s", what, theme, v)
 		}
 	}
 }
 
 // axeOnce injects axe-core if the page lacks it (the DevTools protocol's
 // Runtime.evaluate is not bound by the page's Content-Security-Policy),
-// pins theme, runs the rules and restores the page's own theme.
-func axeOnce(ctx context.Context, src, theme string) ([]axeViolation, error) {
+// pins theme, runs the rules, takes a screenshot into shot (when not nil)
+// and restores the page's own theme.
+func axeOnce(ctx context.Context, src, theme string, shot *[]byte) ([]axeViolation, error) {
 	var have bool
 	if err := evalJS(ctx, `typeof axe === "object"`, &have); err != nil {
 		return nil, fmt.Errorf("look for axe-core: %w", err)
@@ -132,6 +145,9 @@ func axeOnce(ctx context.Context, src, theme string) ([]axeViolation, error) {
 	}
 	var out string
 	err := evalJS(ctx, axeRun, &out)
+	if err == nil && shot != nil {
+		*shot, err = page.CaptureScreenshot().Do(ctx)
+	}
 	restore := `(() => { const r = document.documentElement, was = window.__themeWas;
 		if (was === null) r.removeAttribute("data-theme"); else r.setAttribute("data-theme", was); return true; })()`
 	if rerr := evalJS(ctx, restore, nil); err == nil && rerr != nil {
