@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"parley/askuser"
+	"parley/streamjson"
 )
 
 // Warm is a claude process started ahead, for a new session that has no
@@ -96,6 +98,15 @@ func (s *Supervisor) startWarm(o Options) (*Warm, error) {
 		return nil, err
 	}
 	w.proc = p
+	// Readied as a resume ahead is (ahead.go): the CLI does its start-up
+	// work now rather than on the first message, and the run that adopts
+	// it drops the answer (readyAnswer). The pipe takes the line at once:
+	// nothing else writes it before a run adopts the process.
+	if line, err := json.Marshal(streamjson.NewInitialize(primeID)); err == nil {
+		if _, err := p.stdin.Write(append(line, '\n')); err != nil {
+			s.log.Warn("ready a process started ahead", "err", err)
+		}
+	}
 	return w, nil
 }
 

@@ -49,6 +49,11 @@ func TestWarmFirstMessageGoesToTheProcessStartedAhead(t *testing.T) {
 	if reqs := e.fake.Requests(); reqs[len(reqs)-1].SessionID != sess.ClaudeSessionID {
 		t.Fatalf("the model saw CLI session %q, the session row has %q", reqs[len(reqs)-1].SessionID, sess.ClaudeSessionID)
 	}
+	// The process was readied (initialize) and the CLI's answer, Parley's
+	// bookkeeping, is not in the session's log.
+	if n := count(e.eventTypes(id), "control_response"); n != 0 {
+		t.Errorf("%d control_response events in the log, want none", n)
+	}
 	next := e.warmPid(e.project.ID, pid) // the pool refills
 	t.Logf("adopted pid %d; the pool started %d", pid, next)
 }
