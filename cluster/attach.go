@@ -18,8 +18,9 @@ func (n *Node) PromptWork(ctx context.Context, sessionID string, start runner.St
 	return n.promptWork(ctx, sessionID, start, w)
 }
 
-// restoreAttachments gives w, a prompt read back from the saved queue,
-// its attachments again (kept: what queueStore.Keep kept of them): the
+// restoreAttachments gives w, a prompt read back from the saved queue or
+// forwarded by another replica, its attachments again (kept: what
+// attach.Keep kept of them): the
 // record its prompt event makes, and its content blocks, each image's
 // bytes read from the attachments table. A database error is
 // runner.ErrUnavailable: the prompt is tried again later, not dropped.
@@ -40,7 +41,7 @@ func (n *Node) restoreAttachments(ctx context.Context, kept json.RawMessage, w *
 		return a.MediaType, a.Data, nil
 	})
 	if err != nil {
-		return fmt.Errorf("restore the attachments of line item %d: %w", w.Item, err)
+		return fmt.Errorf("restore the attachments of a prompt: %w", err)
 	}
 	w.Content, w.Attached = content, attached
 	return nil

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"parley/attach"
 	"parley/runner"
 	"parley/store"
 )
@@ -22,6 +23,7 @@ const (
 	kindAnswer    = "answer"
 	kindInterrupt = "interrupt"
 	kindResume    = "resume" // start the process ahead of a message (runner.Supervisor.ResumeAhead)
+	kindSwitch    = "switch" // a model or permission mode switch (switch.go)
 )
 
 // request is what a forwarded request carries.
@@ -36,6 +38,13 @@ type request struct {
 	// Content and Attached are a prompt's attachments (runner.QueuedWork).
 	Content  []json.RawMessage `json:"content,omitempty"`
 	Attached json.RawMessage   `json:"attached,omitempty"`
+	// Kept carries a prompt's attachments in their place, as the saved
+	// queue keeps them (attach.Keep: ids, not bytes); the owner reads the
+	// images again from the attachments table (restoreAttachments).
+	Kept json.RawMessage `json:"kept,omitempty"`
+	// Switch and ProjectID are a switch's (kindSwitch).
+	Switch    *runner.Switch `json:"switch,omitempty"`
+	ProjectID int64          `json:"project_id,omitempty"`
 }
 
 // Prompt sends a user turn to the session's process on whichever replica
@@ -47,7 +56,11 @@ func (n *Node) Prompt(ctx context.Context, sessionID string, start runner.Starte
 
 // promptWork is Prompt for a prompt that may be Parley's own (w.Parley).
 func (n *Node) promptWork(ctx context.Context, sessionID string, start runner.Starter, w runner.QueuedWork) error {
-	req := request{Text: w.Text, By: w.By, ByID: w.ByID, Parley: w.Parley, Content: w.Content, Attached: w.Attached}
+	kept, err := attach.Keep(w.Content, w.Attached)
+	if err != nil {
+		return err
+	}
+	req := request{Text: w.Text, By: w.By, ByID: w.ByID, Parley: w.Parley, Kept: kept}
 	return n.route(ctx, sessionID, true, kindPrompt, req, func() error {
 		return n.afterQueue(ctx, sessionID, func() error { return n.Supervisor.PromptWork(ctx, sessionID, start, w) })
 	})
@@ -253,9 +266,10 @@ func (n *Node) serveRequest(id int64) {
 	start := n.Starter(r.SessionID)
 	switch r.Kind {
 	case kindPrompt:
-		err = n.afterQueue(ctx, r.SessionID, func() error {
-			return n.Supervisor.PromptWork(ctx, r.SessionID, start, runner.QueuedWork{Text: req.Text, By: req.By, ByID: req.ByID, Parley: req.Parley, Content: req.Content, Attached: req.Attached})
-		})
+		w := runner.QueuedWork{Text: req.Text, By: req.By, ByID: req.ByID, Parley: req.Parley, Content: req.Content, Attached: req.Attached}
+		if err = n.restoreAttachments(ctx, req.Kept, &w); err == nil {
+			err = n.afterQueue(ctx, r.SessionID, func() error { return n.Supervisor.PromptWork(ctx, r.SessionID, start, w) })
+		}
 	case kindAnswer:
 		err = n.afterQueue(ctx, r.SessionID, func() error {
 			return n.Supervisor.Answer(ctx, r.SessionID, start, req.InputID, req.Resp)
@@ -264,6 +278,8 @@ func (n *Node) serveRequest(id int64) {
 		err = n.Supervisor.Interrupt(ctx, r.SessionID, req.By)
 	case kindResume:
 		err = n.Supervisor.ResumeAhead(ctx, r.SessionID, start)
+	case kindSwitch:
+		err = n.serveSwitch(ctx, r.SessionID, req)
 	default:
 		err = fmt.Errorf("unknown request %q", r.Kind)
 	}

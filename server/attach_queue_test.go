@@ -71,3 +71,57 @@ func TestQueuedAttachmentsSurviveRestart(t *testing.T) {
 	}
 	e.waitLineEmpty(s2.ID, "the delivered prompt")
 }
+
+// TestForwardedAttachmentsCarryIdsNotBytes: a message with an image sent
+// through replica B to a session whose process runs on replica A is
+// forwarded (cluster_requests) with the image's id, not its bytes; A reads
+// the bytes from the attachments table and the model gets them exactly.
+func TestForwardedAttachmentsCarryIdsNotBytes(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "Hello from A."}, {Text: "I see the forwarded image."}}, envOptions{quiet: true})
+	// Every forwarded request's payload, as it was written.
+	for _, q := range []string{
+		`CREATE TABLE forwarded_payloads (payload text NOT NULL)`,
+		`CREATE FUNCTION keep_forwarded() RETURNS trigger LANGUAGE plpgsql AS $$
+			BEGIN INSERT INTO forwarded_payloads VALUES (NEW.payload::text); RETURN NEW; END $$`,
+		`CREATE TRIGGER keep_forwarded BEFORE INSERT ON cluster_requests FOR EACH ROW EXECUTE FUNCTION keep_forwarded()`,
+	} {
+		if err := e.exec(q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, b := e.startReplica("A"), e.startReplica("B")
+	s := e.newSession()
+	wa := e.dialReplica(a, e.user, s.ID)
+	wa.prompt("hello")
+	wa.waitFor(90*time.Second, "Hello from A.")
+	if got := e.owner(s.ID); got != a.id {
+		t.Fatalf("owner %q, want A (%s)", got, a.id)
+	}
+	img := pngBytes(t, 4, 4)
+	status, body := e.upload(e.user, s.ID, "fwd.png", "image/png", img)
+	var up attach.Sent
+	if status != 200 || json.Unmarshal([]byte(body), &up) != nil {
+		t.Fatalf("upload fwd.png: %d %s", status, body)
+	}
+	asked := len(e.fake.Requests())
+	wb := e.dialReplica(b, e.user, s.ID)
+	wb.send(map[string]any{"action": "prompt", "text": "what is in the forwarded image?", "attach": up.ID})
+	wb.waitFor(90*time.Second, "I see the forwarded image.")
+	reqs := e.fake.Requests()[asked:]
+	want := base64.StdEncoding.EncodeToString(img)
+	if len(reqs) != 1 {
+		t.Fatalf("the model got %d requests for the forwarded message, want 1", len(reqs))
+	}
+	if got := imageBlockData(t, reqs[0].Raw); len(got) == 0 || got[len(got)-1] != want {
+		t.Errorf("the forwarded message reached the model with image blocks %v long, want the %d bytes uploaded last", attachLens(got), len(img))
+	}
+	var n, withBytes, withID int
+	e.queryRow(`SELECT count(*), count(*) FILTER (WHERE strpos(payload, $1) > 0), count(*) FILTER (WHERE strpos(payload, $2) > 0)
+		FROM forwarded_payloads`, []any{want, up.ID}, &n, &withBytes, &withID)
+	if withID == 0 {
+		t.Fatalf("no forwarded request named the image (%d forwarded): the message was not forwarded", n)
+	}
+	if withBytes != 0 {
+		t.Errorf("%d forwarded requests hold the image's bytes, want none", withBytes)
+	}
+}
