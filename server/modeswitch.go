@@ -21,9 +21,14 @@ import (
 // (a name it must probe: one model request).
 const switchWait = 30 * time.Second
 
-// switcher switches sessions' models and permission modes in this
-// replica's runs.
-func (s *Server) switcher() *modeswitch.Switcher { return modeswitch.New(s.st, s.sup) }
+// switcher switches sessions' models and permission modes: through the
+// cluster, on the replica that runs the session.
+func (s *Server) switcher() *modeswitch.Switcher {
+	if r, ok := s.runs.(modeswitch.Runs); ok { // the cluster: the replica running the session switches it
+		return modeswitch.New(s.st, r)
+	}
+	return modeswitch.New(s.st, s.sup)
+}
 
 // handleSessionMode renders the header's model and mode menus: the
 // choices of the viewer's role, disabled for a viewer.
