@@ -33,6 +33,7 @@ const (
 	maxCommands  = 200
 	maxDepth     = 4
 	maxDescRunes = 120
+	maxVisits    = 1000 // entries a listing looks at, in all directories
 )
 
 // commandsDir is where a project keeps its commands, as the CLI reads them.
@@ -42,7 +43,8 @@ const commandsDir = ".claude/commands"
 // file sub/lint.md is the command "sub:lint" (as the CLI names it), its
 // description the front matter's description: or else its first line. A
 // symbolic link is skipped, file or directory; so is a file over 64 KiB.
-// A workspace without commands has none (no error).
+// At most maxVisits entries are looked at in all, however many folders a
+// run planted. A workspace without commands has none (no error).
 func ProjectCommands(workspace string) ([]Command, error) {
 	root, err := safefile.RootUnder(workspace)
 	if err != nil {
@@ -55,8 +57,9 @@ func ProjectCommands(workspace string) ([]Command, error) {
 	if !realDir(root, ".claude") || !realDir(root, commandsDir) {
 		return nil, nil
 	}
-	var out []Command
-	walk(root, commandsDir, "", 0, &out)
+	w := &walker{root: root}
+	w.walk(commandsDir, "", 0)
+	out := w.out
 	slices.SortFunc(out, func(a, b Command) int { return strings.Compare(a.Name, b.Name) })
 	return out, nil
 }
@@ -67,10 +70,17 @@ func realDir(root *os.Root, name string) bool {
 	return err == nil && fi.IsDir()
 }
 
+// walker walks a workspace's commands, counting the entries it looks at.
+type walker struct {
+	root *os.Root
+	out  []Command
+	seen int // entries looked at, in all directories
+}
+
 // walk adds the commands of dir (prefix: the names of its parents, joined
-// with ":") to out.
-func walk(root *os.Root, dir, prefix string, depth int, out *[]Command) {
-	f, err := root.Open(dir)
+// with ":") to w.out.
+func (w *walker) walk(dir, prefix string, depth int) {
+	f, err := w.root.Open(dir)
 	if err != nil {
 		return
 	}
@@ -80,22 +90,23 @@ func walk(root *os.Root, dir, prefix string, depth int, out *[]Command) {
 		return
 	}
 	for _, e := range entries {
-		if len(*out) >= maxCommands {
+		if len(w.out) >= maxCommands || w.seen >= maxVisits {
 			return
 		}
+		w.seen++
 		name, p := e.Name(), path.Join(dir, e.Name())
-		fi, err := root.Lstat(p) // never a link, whatever the entry said
+		fi, err := w.root.Lstat(p) // never a link, whatever the entry said
 		switch {
 		case err != nil || fi.Mode()&fs.ModeSymlink != 0:
 		case fi.IsDir() && depth+1 < maxDepth:
-			walk(root, p, prefix+name+":", depth+1, out)
+			w.walk(p, prefix+name+":", depth+1)
 		case fi.Mode().IsRegular() && strings.HasSuffix(name, ".md") && validName(strings.TrimSuffix(name, ".md")):
-			b, err := safefile.ReadIn(root, p, maxFileBytes)
+			b, err := safefile.ReadIn(w.root, p, maxFileBytes)
 			if err != nil {
 				continue
 			}
 			meta, body := frontMatter(string(b))
-			*out = append(*out, Command{Name: prefix + strings.TrimSuffix(name, ".md"),
+			w.out = append(w.out, Command{Name: prefix + strings.TrimSuffix(name, ".md"),
 				Description: describe(meta, body), Source: "project"})
 		}
 	}
