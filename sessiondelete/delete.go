@@ -173,15 +173,20 @@ func (d *Deleter) clean(ctx context.Context, tomb store.DeletedSession) error {
 
 // stopRun ends the session's run wherever it lives and waits until the
 // log shows none of it open, so that no claude writes into the worktree
-// or the log while they go.
+// or the log while they go. A run still starting when the stop went out
+// (a first message: its start takes no lock) is stopped again once it
+// shows open.
 func (d *Deleter) stopRun(ctx context.Context, sessionID string) error {
 	d.stops.StopRun(ctx, sessionID)
 	wctx, cancel := context.WithTimeout(ctx, d.stopWait)
 	defer cancel()
-	for {
+	for i := 1; ; i++ {
 		open, err := d.st.HasOpenRun(wctx, sessionID)
 		if err == nil && !open {
 			return nil
+		}
+		if open && i%10 == 0 { // every half second
+			d.stops.StopRun(wctx, sessionID)
 		}
 		if err != nil && wctx.Err() == nil {
 			return err
