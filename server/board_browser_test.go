@@ -238,6 +238,11 @@ func TestBrowserDrawerAndShortcuts(t *testing.T) {
 		chromedp.KeyEvent("g"), chromedp.KeyEvent("i"),
 		chromedp.WaitVisible(`section.inbox`, chromedp.ByQuery),
 	)
+	step(t, br, "on the inbox, j goes to the next open ask",
+		chromedp.WaitVisible(`.inbox-item .ask`, chromedp.ByQuery),
+		chromedp.KeyEvent("j"),
+		chromedp.Poll(`document.activeElement.closest(".inbox-item .ask") !== null`, nil),
+	)
 	step(t, br, "c starts a new session from a session page",
 		chromedp.Navigate(page),
 		chromedp.Poll(`document.getElementById("sidebar").getAttribute("data-loaded") === "1"`, nil),

@@ -143,6 +143,16 @@
   // nextAsk goes to the next session that needs the person, after the
   // open one, in the order the page lists them; with none, to the inbox.
   function nextAsk() {
+    // On the inbox, the next open ask after the one with the focus.
+    var cards = Array.prototype.slice.call(document.querySelectorAll(".inbox-item .ask:not([data-status])"));
+    if (cards.length) {
+      var at = cards.findIndex(function (c) { return c.contains(document.activeElement); });
+      var card = cards[(at + 1) % cards.length];
+      card.scrollIntoView({ block: "center" });
+      var f = card.querySelector("textarea, input:not([type=hidden]), select, button");
+      if (f) f.focus();
+      return;
+    }
     var seen = {}, ids = [];
     document.querySelectorAll('[data-status="needs-you"][data-session]').forEach(function (el) {
       var id = el.getAttribute("data-session");
