@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -10,13 +11,15 @@ import (
 
 // TestBrowserAxeSessionExtras runs axe-core (WCAG 2 A and AA, light and
 // dark) over the pages around a session: its files (the tree, a file
-// highlighted, the file's diff), the delete confirmation, and, on a phone,
+// highlighted, the file's diff), the delete confirmation and the page
+// after a delete, and, on a phone,
 // the sessions drawer and the keyboard help overlay open.
 func TestBrowserAxeSessionExtras(t *testing.T) {
 	e := newEnv(t, fakeapi.Scenario{
 		{Text: "Writing files.", ToolName: "Bash", ToolInput: map[string]any{"description": "write",
 			"command": "mkdir -p src && printf 'package main\\n\\n// main says hello.\\nfunc main() { println(\"hi\", 42) }\\n' > src/main.go && printf 'one\\nTWO\\n' > a.txt"}},
 		{Text: "Done writing."},
+		{Text: "Done again."}, // the second session
 	}, envOptions{quiet: true})
 	e.useRepo(gitRepo(t))
 	// Deleting a session is the project owner's (issue 32 item 5).
@@ -37,6 +40,12 @@ func TestBrowserAxeSessionExtras(t *testing.T) {
 		{"session file diff", sp + "/files/diff?path=src/main.go", "#file-patch"},
 		{"session delete confirmation", sp + "/delete", "#session-delete-form"},
 	})
+	step(t, ctx, "delete it", jsClick(`#session-delete-form button[type="submit"]`), chromedp.WaitVisible(`#deleted-title`, chromedp.ByID))
+	checkAxe(t, ctx, "session deleted")
+	startSession(t, ctx, e.web.URL, "write some more", chromedp.WaitVisible(`#events .turn-result`, chromedp.ByQuery))
+	var here string
+	step(t, ctx, "its address", chromedp.Location(&here))
+	sp = strings.TrimPrefix(here, e.web.URL)
 
 	step(t, ctx, "the session on a phone, its drawer open",
 		chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile),

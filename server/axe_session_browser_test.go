@@ -12,7 +12,8 @@ import (
 // TestBrowserAxeSessionPage runs axe-core (WCAG 2 A and AA, light and dark)
 // over a session page in each state it has: idle, an ask card of each kind
 // (a plan, a permission, Claude's questions, a form of questions), a reply
-// streaming in, and the finished turn with its tool cards and code; and
+// streaming in, the finished turn with its tool cards and code, the "/"
+// command list open; and
 // over the inbox while an ask waits there.
 func TestBrowserAxeSessionPage(t *testing.T) {
 	form := map[string]any{"title": "New service", "questions": []any{
@@ -80,6 +81,11 @@ func TestBrowserAxeSessionPage(t *testing.T) {
 			chromedp.WithPollingTimeout(60*time.Second)),
 	)
 	checkAxe(t, ctx, "session (completed, with tool cards and code)")
+	step(t, ctx, "type / for the command list",
+		chromedp.SendKeys(`#prompt`, "/", chromedp.ByID),
+		chromedp.WaitVisible(`#slash-list li`, chromedp.ByQuery),
+	)
+	checkAxe(t, ctx, "session (the / command list open)")
 
 	plan := e.newSession()
 	e.setMode(plan, "plan")
