@@ -11,6 +11,7 @@ import (
 
 	"parley/runner"
 	"parley/runner/fakeapi"
+	"parley/store"
 )
 
 // softWait is ws.waitFor that reports instead of stopping the test.
@@ -69,5 +70,35 @@ func TestTypedModelNeverReachesTheCLI(t *testing.T) {
 		if strings.Contains(r.Model, "haiku") && !slices.Contains(types, runner.TypeSwitched) {
 			t.Errorf("a request for %s reached the model with no switch in the transcript (events %v)", r.Model, types)
 		}
+	}
+}
+
+// TestForgedModeSwitchRefused: forged WebSocket switches of the
+// permission mode, with no process live (so a slip would be kept for the
+// next start): an owner and a member to bypassPermissions in a project
+// that does not allow it, a member to acceptEdits that only owners may
+// pick here (the project allows its members default and plan only), and
+// the CLI's own modes Parley does not offer (dontAsk, auto, "Plan").
+// Each is refused with a sentence and writes nothing.
+func TestForgedModeSwitchRefused(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{}, envOptions{quiet: true})
+	if err := e.st.SetProjectMCPSettings(t.Context(), e.project.ID, store.MCPSettings{MemberPermissionModes: []string{"default", "plan"}, AskTransport: "http"}); err != nil {
+		t.Fatal(err)
+	}
+	sess := e.newSession()
+	owner := e.member("owner@example.com", "Owen Owner", roleOwner)
+	member := e.member("mem@example.com", "Mem Ber", roleMember)
+	for _, c := range []struct {
+		who  *testUser
+		mode string
+	}{{owner, "bypassPermissions"}, {member, "bypassPermissions"}, {member, "acceptEdits"}, {owner, "dontAsk"}, {owner, "auto"}, {owner, "Plan"}} {
+		w := e.dialAs(c.who, sess.ID, 0)
+		w.send(map[string]any{"action": "switch", "what": "permission_mode", "value": c.mode})
+		if got, ok := w.softWait(10*time.Second, `class="toast`, "is not allowed"); !ok {
+			t.Errorf("%s switching to %s was not refused:\n%.1500s", c.who.Name, c.mode, got)
+		}
+	}
+	if types := e.eventTypes(sess.ID); len(types) != 0 {
+		t.Errorf("refused switches wrote events: %v", types)
 	}
 }
