@@ -2,7 +2,10 @@ package attach
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 )
 
 // TestCleanNameRefusesBidiControls: a name with a right-to-left override
@@ -23,4 +26,59 @@ func TestCleanNameRefusesBidiControls(t *testing.T) {
 			t.Errorf("CleanName(%q): %v", name, err)
 		}
 	}
+}
+
+// TestSaverRaceWithSwappedFolders: a run swaps the upload folders for
+// links to a folder outside while Parley saves: .parley for a link, then
+// .parley/uploads, renaming the real ones away and back, as fast as it
+// can. Every save lands under the real folders or is refused; nothing is
+// ever written through a link.
+func TestSaverRaceWithSwappedFolders(t *testing.T) {
+	base, outside := t.TempDir(), t.TempDir()
+	if err := os.MkdirAll(filepath.Join(base, UploadsDir), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			dir := filepath.Join(base, ".parley")
+			if i%2 == 1 {
+				dir = filepath.Join(base, UploadsDir)
+			}
+			if os.Rename(dir, dir+".real") != nil {
+				continue
+			}
+			_ = os.Symlink(outside, dir)
+			_ = os.Remove(dir)
+			_ = os.Rename(dir+".real", dir)
+		}
+	}()
+	saved, refused := 0, 0
+	for i := range 2000 {
+		s, err := NewSaver(base, Folder(time.Unix(int64(i), 0), "race"))
+		if err != nil {
+			refused++
+			continue
+		}
+		if _, err := s.Save("a.txt", []byte("x")); err != nil {
+			refused++
+		} else {
+			saved++
+		}
+		s.Close()
+	}
+	close(stop)
+	<-done
+	entries, _ := os.ReadDir(outside)
+	if len(entries) != 0 {
+		t.Fatalf("saves wrote outside through a link: %v", entries)
+	}
+	t.Logf("%d saved, %d refused", saved, refused)
 }
