@@ -34,11 +34,14 @@ type Warm struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	revoke   func() // ends its model token
-	files    []string
-	owner    atomic.Pointer[Run] // the run that adopted it: whose turn the gateway bills
-	used     atomic.Bool         // adopted or killed
-	holding  atomic.Bool         // it holds a slot
-	ended    chan struct{}       // closed once a kill has reaped it
+	// unregister ends its ask token (registered at its start: the CLI
+	// connects to the ask server as it starts, before any run adopts it).
+	unregister func()
+	files      []string
+	owner      atomic.Pointer[Run] // the run that adopted it: whose turn the gateway bills
+	used       atomic.Bool         // adopted or killed
+	holding    atomic.Bool         // it holds a slot
+	ended      chan struct{}       // closed once a kill has reaped it
 }
 
 // errWarmUsed says a warm process was adopted or killed already.
@@ -133,6 +136,10 @@ func (w *Warm) prepare(o Options) error {
 			return fmt.Errorf("write ask_user config: %w", err)
 		}
 		w.files = append(w.files, path)
+		// The CLI connects to the ask server while it starts, and keeps
+		// the asker it found then: one that asks through whichever run
+		// adopts the process.
+		w.unregister = s.broker.RegisterWithConfig(w.askToken, warmAsker{w}, w.askCfg)
 	}
 	if s.cfg.Gateway != nil && o.ModelURL != "" {
 		token, revoke := s.cfg.Gateway.Admit(o.ProjectID, o.SessionID, w.turnUser)
@@ -154,9 +161,12 @@ func (w *Warm) turnUser() string {
 	return ""
 }
 
-// removeFiles ends w's model token and removes its files.
+// removeFiles ends w's model and ask tokens and removes its files.
 func (w *Warm) removeFiles() {
 	w.revoke()
+	if w.unregister != nil {
+		w.unregister()
+	}
 	for _, path := range w.files {
 		if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
 			w.s.log.Warn("remove a warm process's file", "err", err)
@@ -231,4 +241,15 @@ func (s *Supervisor) SlotFree() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return len(q.waiting) == 0 && (q.max <= 0 || q.used < q.max)
+}
+
+// warmAsker is a warm process's Asker: the run that adopted it.
+type warmAsker struct{ w *Warm }
+
+func (a warmAsker) Ask(ctx context.Context, f askuser.Form) (askuser.Answer, error) {
+	r := a.w.owner.Load()
+	if r == nil {
+		return askuser.Answer{}, errors.New("no session has taken this claude process yet")
+	}
+	return r.Ask(ctx, f)
 }

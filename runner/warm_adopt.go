@@ -24,17 +24,8 @@ func (s *Supervisor) adopt(o Options, last int64) (*Run, error) {
 	r := s.newRun(o, last, w.cancel)
 	r.spec = w.spec
 	r.revokeModel = w.revoke
-	w.owner.Store(r)
-	var unregister func()
-	if w.askToken != "" {
-		unregister = s.broker.RegisterWithConfig(w.askToken, r, w.askCfg)
-	}
-	cleanup := func() {
-		if unregister != nil {
-			unregister()
-		}
-		w.removeFiles()
-	}
+	w.owner.Store(r) // its asks (warmAsker) and model turns are the run's now
+	cleanup := w.removeFiles
 	s.started(w.ctx, r, w.proc, o)
 	r.onEnd = s.onRunEnd(r, o, cleanup)
 	s.launch(w.ctx, w.cancel, r, w.proc)

@@ -213,3 +213,25 @@ func TestWarmGivesItsSlotToARun(t *testing.T) {
 		t.Fatalf("with the one slot taken by a run: %d processes ahead, %d slots used", n, e.sup.LiveRuns())
 	}
 }
+
+// TestWarmSessionAsks: the CLI started ahead connects to Parley's ask
+// server as it starts, before any session has it; once a session took it,
+// the model's ask_user reaches that session's page and the answer the
+// model.
+func TestWarmSessionAsks(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{
+		{ToolName: askTool, ToolInput: colourQuestion(false)},
+		{Text: "You said " + fakeapi.ToolResultPlaceholder},
+	}, envOptions{quiet: true, warm: testWarm()})
+	e.get(fmt.Sprintf("/projects/%d", e.project.ID))
+	pid := e.warmPid(e.project.ID)
+	time.Sleep(2 * time.Second) // the CLI has started and connected its MCP servers
+	id := e.createSessionForm(e.project.ID, "ask me")
+	w := e.dial(id, 0)
+	in := e.waitInput(w, id)
+	if got := e.livePid(id); got != pid {
+		t.Fatalf("the session runs in %d, want the process started ahead, %d", got, pid)
+	}
+	w.answer(in, map[string]any{"choice": "Blue"})
+	w.waitFor(60*time.Second, "You said", "Blue")
+}
