@@ -102,3 +102,31 @@ func TestForgedModeSwitchRefused(t *testing.T) {
 		t.Errorf("refused switches wrote events: %v", types)
 	}
 }
+
+// TestSwitchFloodIsRateLimited: every switch is an event in the
+// transcript that every open page receives (and, with a process live, a
+// control request and a model probe). The attack: a member sends 300
+// switches as fast as the socket takes them, or types "/model haiku"
+// 300 times, which skipped the prompt rate limit too. Switches count
+// against the member's message rate like prompts: beyond it they are
+// refused with the rate sentence and write nothing.
+func TestSwitchFloodIsRateLimited(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{}, envOptions{quiet: true, limits: DefaultLimits})
+	sess := e.newSession()
+	w := e.dial(sess.ID, 0)
+	models := []string{"sonnet", "haiku"}
+	for i := range 300 {
+		if i%2 == 0 {
+			w.send(map[string]any{"action": "switch", "what": "model", "value": models[i%4/2]})
+		} else {
+			w.prompt("/model " + models[(i+1)%4/2])
+		}
+	}
+	w.send(map[string]any{"action": "switch", "what": "model", "value": "opus"})
+	w.softWait(20*time.Second, "to opus") // the last one, if not limited
+	time.Sleep(time.Second)
+	n := strings.Count(strings.Join(e.eventTypes(sess.ID), " "), runner.TypeSwitched)
+	if limit := e.srv.lim.prompts.PerMinute(); n > limit+1 {
+		t.Errorf("%d switches recorded in a burst; the message rate is %d a minute", n, limit)
+	}
+}

@@ -83,6 +83,9 @@ func (s *Server) switchSession(ctx context.Context, a act.Actor, id, what, to st
 	if err != nil {
 		return err
 	}
+	if err := s.allowPrompt(a.ID); err != nil { // a switch is an event every page gets, like a message
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, switchWait)
 	defer cancel()
 	err = s.switcher().Switch(ctx, sess, a.Name, role == act.RoleOwner || a.Admin, what, to)
