@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -29,43 +30,68 @@ func boxOf(sel string, out *box) chromedp.Action {
 		return {Left: r.left, Top: r.top, Right: r.right, Bottom: r.bottom, W: innerWidth, H: innerHeight, Hit: !!at && el.contains(at)}; })()`, out)
 }
 
-// TestBrowserHeaderOnPhone opens the board at 390x844 (a phone) as an admin,
-// whose header is the longest: the page does not scroll sideways, the Menu
-// button opens the navigation, Sign out lies wholly inside the viewport and
-// a click on it signs out. Escape closes the menu and gives the focus back
-// to its button, which shows it (a focus ring). The open menu passes axe-core in both themes.
-func TestBrowserHeaderOnPhone(t *testing.T) {
-	e := newEnv(t, fakeapi.Scenario{{Text: "Done."}}, envOptions{quiet: true})
-	admin := e.addUser("bartholomew.featherstonehaugh@example.com", "", true) // the e-mail is the name: long, unbroken
-	ctx := browser(t)
-	e.signInBrowser(t, ctx, admin)
+// signOutReachable opens path at the phone size in ctx and checks that the
+// page does not scroll sideways and that, the Menu opened, Sign out lies
+// wholly inside the viewport where a click lands on it. It leaves the menu
+// open.
+func signOutReachable(t *testing.T, ctx context.Context, base, path string) {
+	t.Helper()
 	var width int
-	step(t, ctx, "open the board at 390 px",
-		chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile),
-		chromedp.Navigate(e.web.URL+"/"),
+	var toggle bool
+	var b box
+	step(t, ctx, "open "+path+" at 390 px",
+		chromedp.Navigate(base+path),
 		chromedp.WaitReady(`.logout button`, chromedp.ByQuery),
 		chromedp.Evaluate(`document.documentElement.scrollWidth`, &width),
+		chromedp.Evaluate(`(() => { const b = document.getElementById("nav-toggle"); if (!b || !b.offsetParent) return false; b.click(); return true; })()`, &toggle),
+		boxOf(`.logout button`, &b),
 	)
 	if width > 390 {
-		t.Errorf("the page is %d px wide at 390 px: it scrolls sideways", width)
+		var wide []string
+		step(t, ctx, "what is too wide", chromedp.Evaluate(wideElements, &wide))
+		t.Errorf("%s is %d px wide at 390 px: it scrolls sideways; too wide: %q", path, width, wide)
 	}
-	var toggle bool
-	step(t, ctx, "open the menu if there is one",
-		chromedp.Evaluate(`(() => { const b = document.getElementById("nav-toggle"); if (!b || !b.offsetParent) return false; b.click(); return true; })()`, &toggle),
-	)
-	var b box
-	var expanded string
-	var focused string
-	step(t, ctx, "find Sign out", boxOf(`.logout button`, &b))
 	if b.Left < 0 || b.Top < 0 || b.Right > b.W || b.Bottom > b.H || b.Right-b.Left < 1 {
-		t.Fatalf("Sign out at %+v lies outside the %gx%g viewport", b, b.W, b.H)
+		t.Fatalf("%s: Sign out at %+v lies outside the %gx%g viewport", path, b, b.W, b.H)
 	}
 	if !b.Hit {
-		t.Errorf("Sign out at %+v is covered: a click there lands elsewhere", b)
+		t.Errorf("%s: Sign out at %+v is covered: a click there lands elsewhere", path, b)
 	}
 	if !toggle {
-		t.Fatal("no Menu button at 390 px")
+		t.Fatalf("%s: no Menu button at 390 px", path)
 	}
+}
+
+// wideElements names the elements of <main> that reach past 390 px or
+// whose content overflows them.
+const wideElements = `[...document.querySelectorAll("main *")]
+	.filter(e => e.getBoundingClientRect().right > 390 || e.scrollWidth > e.clientWidth + 1)
+	.slice(0, 8).map(e => e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + (e.className ? "." + String(e.className).replace(/ /g, ".") : ""))`
+
+// TestBrowserHeaderOnPhone opens every page with the header at 390x844 (a
+// phone) as an admin who owns the project, whose header is the longest: no
+// page scrolls sideways, the Menu button opens the navigation, and Sign out
+// lies wholly inside the viewport, clickable. On the board: the menu says
+// it is open and takes the focus, passes axe-core in both themes, Escape
+// closes it and gives the focus back to its button, which shows a focus
+// ring, and a click on Sign out signs out.
+func TestBrowserHeaderOnPhone(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "Done."}}, envOptions{quiet: true, reach: true})
+	admin := e.addUser("bartholomew.featherstonehaugh@example.com", "", true) // the e-mail is the name: long, unbroken
+	if err := e.st.SetMember(t.Context(), e.project.ID, admin.ID, roleOwner); err != nil {
+		t.Fatal(err)
+	}
+	s := e.newSession()
+	ctx := browser(t)
+	e.signInBrowser(t, ctx, admin)
+	step(t, ctx, "a phone", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2), chromedp.EmulateMobile))
+	pp := "/projects/" + strconv.FormatInt(e.project.ID, 10)
+	for _, path := range []string{"/sessions/" + s.ID, pp, pp + "/settings", pp + "/history", "/inbox", "/notifications",
+		"/account", "/tokens", "/admin/users", "/audit", "/sessions/" + s.ID + "/files", "/projects/999999", "/"} {
+		signOutReachable(t, ctx, e.web.URL, path)
+	}
+	var expanded string
+	var focused string
 	step(t, ctx, "the menu says it is open",
 		chromedp.AttributeValue(`#nav-toggle`, "aria-expanded", &expanded, nil, chromedp.ByID),
 		chromedp.Evaluate(`document.activeElement.textContent.trim()`, &focused),
