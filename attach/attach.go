@@ -9,6 +9,10 @@ package attach
 import (
 	"bytes"
 	"fmt"
+	"image"
+	_ "image/gif" // image.DecodeConfig of the kinds ImageType names
+	_ "image/jpeg"
+	_ "image/png"
 	"path/filepath"
 	"strings"
 
@@ -72,6 +76,11 @@ func Check(name, declared string, data []byte) (Upload, error) {
 	} else if claimsImage(name, declared) {
 		return Upload{}, refuse("%s is not a PNG, JPEG, GIF or WebP image (its content is something else): attach a real image, or rename the file to attach it as a file.", name)
 	}
+	if u.Kind == KindImage {
+		if err := checkPixels(name, data); err != nil {
+			return Upload{}, err
+		}
+	}
 	if u.Kind == KindImage && int64(len(data)) > MaxImageBytes {
 		return Upload{}, refuse("%s is %s; an image may be at most %s.", name, limit.TextSize(int64(len(data))), limit.TextSize(MaxImageBytes))
 	}
@@ -109,6 +118,25 @@ func claimsImage(name, declared string) bool {
 		return true
 	}
 	return false
+}
+
+// MaxImageSide bounds an image's width and height: the Messages API
+// refuses larger ones, and a small file with a huge header (a
+// decompression bomb) must not reach the pages that show it.
+const MaxImageSide = 8000
+
+// checkPixels refuses a PNG, JPEG or GIF whose header says it is larger
+// than MaxImageSide a side. (A header that cannot be read is left to the
+// model's API; WebP's is not read: the standard library has no decoder.)
+func checkPixels(name string, data []byte) error {
+	c, _, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return nil
+	}
+	if c.Width > MaxImageSide || c.Height > MaxImageSide {
+		return refuse("%s is %d × %d pixels; an image may be at most %d pixels a side. Scale it down and attach it again.", name, c.Width, c.Height, MaxImageSide)
+	}
+	return nil
 }
 
 // CheckMessage refuses a message whose attachments are too many or too

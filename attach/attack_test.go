@@ -1,7 +1,9 @@
 package attach
 
 import (
+	"encoding/binary"
 	"errors"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"testing"
@@ -81,4 +83,35 @@ func TestSaverRaceWithSwappedFolders(t *testing.T) {
 		t.Fatalf("saves wrote outside through a link: %v", entries)
 	}
 	t.Logf("%d saved, %d refused", saved, refused)
+}
+
+// TestCheckRefusesGiantImages: a teammate's page shows every image sent
+// in the session. The attack: a 100-byte PNG whose header says it is
+// 100,000 × 100,000 pixels (40 GB decoded), to crash the tab of everyone
+// who opens the session; the Messages API refuses images over 8000
+// pixels a side anyway. Its dimensions are read from the header and it is
+// refused with a sentence before anything is sent.
+func TestCheckRefusesGiantImages(t *testing.T) {
+	giant := pngHeader(100_000, 100_000)
+	if _, err := Check("bomb.png", "image/png", giant); err == nil {
+		t.Error("a 100000 x 100000 PNG was accepted")
+	} else if ae := (*Error)(nil); !errors.As(err, &ae) {
+		t.Errorf("refusal %v is not a sentence for the member", err)
+	}
+	if _, err := Check("ok.png", "image/png", pngHeader(1920, 1080)); err != nil {
+		t.Errorf("a 1920 x 1080 PNG: %v", err)
+	}
+}
+
+// pngHeader is the start of a PNG of w × h pixels: its signature and
+// IHDR chunk, which is all image.DecodeConfig reads.
+func pngHeader(w, h uint32) []byte {
+	ihdr := []byte{0, 0, 0, 0, 0, 0, 0, 0, 8, 6, 0, 0, 0}
+	binary.BigEndian.PutUint32(ihdr[0:], w)
+	binary.BigEndian.PutUint32(ihdr[4:], h)
+	chunk := append([]byte("IHDR"), ihdr...)
+	b := []byte("\x89PNG\r\n\x1a\n")
+	b = binary.BigEndian.AppendUint32(b, uint32(len(ihdr)))
+	b = append(b, chunk...)
+	return binary.BigEndian.AppendUint32(b, crc32.ChecksumIEEE(chunk))
 }
