@@ -112,13 +112,3 @@ func pidGone(t *testing.T, pid int, within time.Duration) {
 	t.Fatalf("process %d still runs after %s", pid, within)
 }
 
-// pidAlive says whether pid runs (not a zombie).
-func pidAlive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i > 0 && i+2 < len(s) && s[i+2] != 'Z'
-}
