@@ -111,4 +111,3 @@ func pidGone(t *testing.T, pid int, within time.Duration) {
 	}
 	t.Fatalf("process %d still runs after %s", pid, within)
 }
-
