@@ -73,10 +73,7 @@ func askScenario(n int) fakeapi.Scenario {
 func benchmarkAsks(b *testing.B, sessions, asks int) {
 	traceDir := b.TempDir()
 	e := newEnv(b, askScenario(1+asks), envOptions{perTurn: true, quiet: true, askStdio: true, // traced by the mcp-askuser child
-		env: []string{askTraceEnv + "=" + traceDir},
-		// The clients stop reading while every session warms up, which on
-		// a loaded machine takes longer than the sockets' 60 s pong wait.
-		pingPeriod: 10 * time.Minute})
+		env: []string{askTraceEnv + "=" + traceDir}})
 
 	clients := make([]*askClient, sessions)
 	for i := range clients {
