@@ -97,13 +97,50 @@ func (g *Git) exec(ctx context.Context, dir string, env []string, stdin string, 
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
+	ctx, kill := context.WithCancelCause(ctx)
+	defer kill(nil)
+	out, errb := &capped{max: maxGitOutput, kill: kill}, &capped{max: maxGitStderr, kill: kill}
+	cmd.Stdout, cmd.Stderr = out, errb
 	if err := cmd.Run(); err != nil {
+		if cause := context.Cause(ctx); errors.Is(cause, errTooMuchOutput) {
+			err = cause
+		}
 		return out.String(), &Error{Args: args, Stderr: strings.TrimSpace(errb.String()), Err: err}
 	}
 	return out.String(), nil
 }
+
+// maxGitOutput bounds what Parley reads of one git command's output: the
+// repository is the runs' to write, and a run that makes a million files
+// must not make a page that lists them (the file browser, the diff) hold
+// gigabytes. maxGitStderr bounds its error text.
+const (
+	maxGitOutput = 32 << 20
+	maxGitStderr = 64 << 10
+)
+
+// errTooMuchOutput ends a git command that printed more than Parley reads.
+var errTooMuchOutput = errors.New("printed more than Parley reads (32 MiB); the repository has too many changes to show")
+
+// capped keeps at most max bytes and, past them, ends the command (kill),
+// so git never blocks on a pipe nobody reads. The buffer is a field, not
+// embedded: io.Copy would take an embedded bytes.Buffer's ReadFrom and
+// never call Write.
+type capped struct {
+	buf  bytes.Buffer
+	max  int
+	kill context.CancelCauseFunc
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if c.buf.Len()+len(p) > c.max {
+		c.kill(errTooMuchOutput)
+		return 0, errTooMuchOutput
+	}
+	return c.buf.Write(p)
+}
+
+func (c *capped) String() string { return c.buf.String() }
 
 // gitTimeout bounds one git command.
 const gitTimeout = 5 * time.Minute
