@@ -1,6 +1,8 @@
 package server
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,7 +15,7 @@ import (
 // over a session page in each state it has: idle, an ask card of each kind
 // (a plan, a permission, Claude's questions, a form of questions), a reply
 // streaming in, the finished turn with its tool cards and code, the "/"
-// command list open; and
+// command list open, a file attached in the composer; and
 // over the inbox while an ask waits there.
 func TestBrowserAxeSessionPage(t *testing.T) {
 	form := map[string]any{"title": "New service", "questions": []any{
@@ -86,6 +88,17 @@ func TestBrowserAxeSessionPage(t *testing.T) {
 		chromedp.WaitVisible(`#slash-list li`, chromedp.ByQuery),
 	)
 	checkAxe(t, ctx, "session (the / command list open)")
+
+	notes := filepath.Join(t.TempDir(), "notes.txt")
+	if err := os.WriteFile(notes, []byte("a note\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	step(t, ctx, "attach a file (not sent)",
+		chromedp.Evaluate(`document.getElementById("prompt").value = ""`, nil),
+		chromedp.SetUploadFiles(`#attach-input`, []string{notes}, chromedp.ByID),
+		pollJS(`document.querySelector('#attach-chips li[data-id]') !== null`),
+	)
+	checkAxe(t, ctx, "session (a file attached in the composer)")
 
 	plan := e.newSession()
 	e.setMode(plan, "plan")
