@@ -19,7 +19,8 @@ type axePage struct {
 	name, path, ready string
 }
 
-// visitAndCheck opens each page and runs axe-core on it in both themes.
+// visitAndCheck opens each page, runs axe-core on it in both themes and
+// tabs through its first controls, each of which must show a focus ring.
 func visitAndCheck(t *testing.T, ctx context.Context, base string, pages []axePage) {
 	t.Helper()
 	for _, p := range pages {
@@ -28,6 +29,7 @@ func visitAndCheck(t *testing.T, ctx context.Context, base string, pages []axePa
 			chromedp.WaitVisible(p.ready, chromedp.ByQuery),
 		)
 		checkAxe(t, ctx, p.name)
+		checkFocusRings(t, ctx, p.name, 30)
 	}
 }
 

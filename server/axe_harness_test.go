@@ -182,3 +182,32 @@ func evalJS(ctx context.Context, expr string, out any) error {
 	}
 	return json.Unmarshal(res.Value, out)
 }
+
+// focusRing describes the focused element and whether it shows the focus:
+// an outline of at least 2 px, or (a visually hidden input) a ringed label.
+const focusRing = `(() => { const e = document.activeElement; if (!e || e === document.body) return "";
+	const ring = el => { const s = getComputedStyle(el); return s.outlineStyle !== "none" && parseFloat(s.outlineWidth) >= 2; };
+	const lab = e.id && document.querySelector('label[for="' + e.id + '"]');
+	const shown = ring(e) || (e.classList.contains("sr-only") && lab && ring(lab));
+	return (shown ? "ok " : "none ") + e.tagName.toLowerCase() + (e.id ? "#" + e.id : "") + " " + (e.getAttribute("aria-label") || e.textContent || e.name || "").trim().slice(0, 30); })()`
+
+// checkFocusRings presses Tab up to n times on the page open in ctx and
+// fails t for each control the keyboard reaches that shows no focus ring.
+func checkFocusRings(t testing.TB, ctx context.Context, what string, n int) {
+	t.Helper()
+	seen := map[string]bool{}
+	for i := 0; i < n; i++ {
+		var got string
+		step(t, ctx, "Tab on "+what, chromedp.KeyEvent("\t"), chromedp.Evaluate(focusRing, &got))
+		if got == "" || seen[got] {
+			continue
+		}
+		seen[got] = true
+		if strings.HasPrefix(got, "none ") {
+			t.Errorf("%s: %s shows no focus ring when reached by Tab", what, strings.TrimPrefix(got, "none "))
+		}
+	}
+	if len(seen) < 2 {
+		t.Errorf("%s: Tab reached only %d controls: %v", what, len(seen), seen)
+	}
+}

@@ -39,6 +39,7 @@ func TestBrowserAxeSessionPage(t *testing.T) {
 		chromedp.WaitVisible(`#prompt`, chromedp.ByID),
 	)
 	checkAxe(t, ctx, "session (idle)")
+	checkFocusRings(t, ctx, "session (idle)", 40)
 
 	step(t, ctx, "prompt; the permission ask arrives",
 		chromedp.SendKeys(`#prompt`, "release it", chromedp.ByID),
