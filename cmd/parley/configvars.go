@@ -99,7 +99,7 @@ var settings = []setting{
 	{Name: "PARLEY_WARM_IDLE", Flag: "warm-idle", Def: "300",
 		Doc: "a project nobody opened (nor one of its sessions) for this many seconds has its processes started ahead ended",
 		set: seconds(func(c *config) *time.Duration { return &c.Warm.IdleAfter }), bind: durationFlag(func(c *config) *time.Duration { return &c.Warm.IdleAfter })},
-	{Name: "PARLEY_RUN_NICE", Flag: "run-nice", Def: "5", // runner.Config.Nice says why
+	{Name: "PARLEY_RUN_NICE", Flag: "run-nice", Def: "10", // runner.Config.Nice says why
 		Doc: "CPU niceness (0-19) of every run and the tools it starts: the server's own work (the page, asks, answers) goes first when the CPU is busy, and the CLI's stream waits; 0 = the server's",
 		set: whole(func(c *config) *int { return &c.RunNice }, 0, 19, ""), bind: intFlag(func(c *config) *int { return &c.RunNice })},
 	{Name: "PARLEY_CPU_RUNS", Flag: "cpu-runs", DocDef: "8 per core (GOMAXPROCS)",

@@ -15,18 +15,18 @@ func TestLimitsConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.MaxRuns != limit.DefaultMaxRuns() || c.Limits != server.DefaultLimits || c.RunNice != 0 {
+	if c.MaxRuns != limit.DefaultMaxRuns() || c.Limits != server.DefaultLimits || c.RunNice != 10 {
 		t.Errorf("defaults: max runs %d, run nice %d, limits %+v", c.MaxRuns, c.RunNice, c.Limits)
 	}
 	c, err = parseConfig("serve", []string{"-prompts-per-minute", "7"}, env(map[string]string{
-		"PARLEY_MAX_RUNS": "3", "PARLEY_RUN_NICE": "10", "PARLEY_SESSIONS_PER_MINUTE": "0", "PARLEY_PROMPTS_PER_MINUTE": "5", "PARLEY_WS_PER_USER": "4",
+		"PARLEY_MAX_RUNS": "3", "PARLEY_RUN_NICE": "12", "PARLEY_SESSIONS_PER_MINUTE": "0", "PARLEY_PROMPTS_PER_MINUTE": "5", "PARLEY_WS_PER_USER": "4",
 	}), io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := server.Limits{SessionsPerMinute: 0, PromptsPerMinute: 7, WSPerUser: 4, LoginsPerMinute: server.DefaultLimits.LoginsPerMinute}
-	if c.MaxRuns != 3 || c.Limits != want || c.RunNice != 10 {
-		t.Errorf("from env and flags: max runs %d, run nice %d, limits %+v; want 3, 10, %+v", c.MaxRuns, c.RunNice, c.Limits, want)
+	if c.MaxRuns != 3 || c.Limits != want || c.RunNice != 12 {
+		t.Errorf("from env and flags: max runs %d, run nice %d, limits %+v; want 3, 12, %+v", c.MaxRuns, c.RunNice, c.Limits, want)
 	}
 	if _, err := parseConfig("serve", []string{"-run-nice", "25"}, env(nil), io.Discard); err == nil || !strings.Contains(err.Error(), "run-nice") {
 		t.Errorf("-run-nice 25: err %v; want one naming the flag", err)
