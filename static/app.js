@@ -180,8 +180,11 @@
   window.addEventListener("scroll", function () {
     stick = window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
   });
-  document.addEventListener("htmx:wsAfterMessage", function () {
-    if (stick) window.scrollTo(0, document.body.scrollHeight);
+  // Only the session's own socket moves the page: the header's inbox
+  // counter, the inbox list and the sidebar have sockets of their own.
+  document.addEventListener("htmx:wsAfterMessage", function (e) {
+    var chat = e.target && e.target.closest && e.target.closest(".chat");
+    if (stick && chat) window.scrollTo(0, document.body.scrollHeight);
     updateQueued();
     updateTotals();
   });
