@@ -33,6 +33,20 @@ type sessionFiles struct {
 	dir  string        // the worktree, for git
 }
 
+// withFiles is a handler of the session's files: h gets them opened for
+// r (openFiles) and they are closed after it; a refusal is the page's.
+func (s *Server) withFiles(h func(w http.ResponseWriter, r *http.Request, f sessionFiles, p string)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f, p, err := s.openFiles(r)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		defer f.tree.Close()
+		h(w, r, f, p)
+	})
+}
+
 // openFiles authorizes the request's viewer for the session, checks the
 // path asked for, and opens the session's tree. The caller closes it.
 func (s *Server) openFiles(r *http.Request) (sessionFiles, string, error) {
@@ -119,13 +133,7 @@ func (f sessionFiles) changed(r *http.Request) (map[string]worktree.FileStat, er
 
 // handleFiles lists one folder of the session's files.
 func (s *Server) handleFiles() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f, p, err := s.openFiles(r)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		defer f.tree.Close()
+	return s.withFiles(func(w http.ResponseWriter, r *http.Request, f sessionFiles, p string) {
 		l, err := f.tree.List(p)
 		if err != nil {
 			s.fail(w, r, fileError(err, p))

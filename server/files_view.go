@@ -16,13 +16,7 @@ import (
 // handleFileView shows one file: highlighted text up to filetree.MaxView,
 // or a sentence for a binary file; a folder asked for here is listed.
 func (s *Server) handleFileView() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f, p, err := s.openFiles(r)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		defer f.tree.Close()
+	return s.withFiles(func(w http.ResponseWriter, r *http.Request, f sessionFiles, p string) {
 		if e, err := f.tree.Describe(p); err == nil && e.Kind == filetree.KindDir {
 			http.Redirect(w, r, "/sessions/"+f.page.SessionID+"/files?path="+url.QueryEscape(p), http.StatusSeeOther)
 			return
@@ -50,13 +44,7 @@ func (s *Server) handleFileView() http.Handler {
 // file need not exist any more (a deleted file has a diff too); its path
 // is still checked, and git reads it as a literal pathspec.
 func (s *Server) handleFileDiff() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f, p, err := s.openFiles(r)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		defer f.tree.Close()
+	return s.withFiles(func(w http.ResponseWriter, r *http.Request, f sessionFiles, p string) {
 		v := views.FileDiffView{FilesPage: f.page}
 		switch {
 		case p == "":
@@ -83,13 +71,7 @@ func (s *Server) handleFileDiff() http.Handler {
 // browser would render (octet-stream, nosniff), under a sandbox CSP in
 // case it is opened anyway.
 func (s *Server) handleFileRaw() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		f, p, err := s.openFiles(r)
-		if err != nil {
-			s.fail(w, r, err)
-			return
-		}
-		defer f.tree.Close()
+	return s.withFiles(func(w http.ResponseWriter, r *http.Request, f sessionFiles, p string) {
 		file, size, err := f.tree.OpenFile(p)
 		if err != nil {
 			s.fail(w, r, fileError(err, p))
