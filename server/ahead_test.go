@@ -112,3 +112,26 @@ func TestResumeAheadOnlyForWriters(t *testing.T) {
 		t.Fatal("an archived session's process started ahead")
 	}
 }
+
+// Attack: a member removed from the project keeps a page open and types
+// in it to make Parley start the session's process. The right to write is
+// read afresh at each request, not taken from when the page opened, so
+// nothing starts.
+func TestRemovedMemberStartsNothingAhead(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "First reply."}}, envOptions{quiet: true})
+	s := e.aheadSession()
+	gone := e.member("gone@example.com", "gone", roleMember)
+	w := e.dialAs(gone, s.ID, 0)
+	if !e.waitLive(s.ID, true, 30*time.Second) {
+		t.Fatal("the member's page did not start the process ahead")
+	}
+	e.endRun(s.ID)
+	if err := e.st.RemoveMember(t.Context(), e.project.ID, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(aheadEvery)
+	w.send(map[string]any{"action": "typing"})
+	if e.waitLive(s.ID, true, 3*time.Second) {
+		t.Fatal("a removed member's open page started the session's process")
+	}
+}
