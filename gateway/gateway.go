@@ -72,6 +72,7 @@ type grant struct {
 	projectID int64
 	sessionID string
 	user      func() string
+	priming   bool // the gateway answers itself (Prime)
 }
 
 // Gateway is an http.Handler for the model API routes of the loopback listener.
@@ -163,6 +164,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	token := runToken(r.Header)
 	gr, ok := g.lookup(token)
+	if ok && gr.priming {
+		answerPrime(w, r) // nothing leaves Parley (prime.go)
+		return
+	}
 	if ok && !g.leaseHeldNow() {
 		g.log.Warn("a model request waits: this replica's lease is not surely held", "session_id", gr.sessionID)
 		// Read the body first: only then does the server notice a CLI that

@@ -169,6 +169,16 @@ type process struct {
 	stdout io.ReadCloser
 	stderr *tailBuffer
 	group  *cgroup.Group // the run's cgroup; nil = none
+	dec    *Decoder      // stdout's; made once (decoder)
+}
+
+// decoder is p's stdout decoder: one for the process's life, so a run
+// reads on exactly where a prime stopped (prime.go).
+func (p *process) decoder() *Decoder {
+	if p.dec == nil {
+		p.dec = NewDecoder(p.stdout)
+	}
+	return p.dec
 }
 
 // end kills whatever is left of the process after it was waited for: its

@@ -70,6 +70,7 @@ type Run struct {
 	nextReq      int     // numbers Parley's own control requests
 	lastCost     float64 // the CLI's running total_cost_usd in this process
 	started      bool    // the CLI has created the session: resume next time
+	primed       bool    // its process had a prime turn before the run began (prime.go)
 	configDir    string
 	batching     bool    // record queues events in batch; flush writes them
 	batch        []Event // recorded, not yet written
@@ -107,7 +108,9 @@ func (r *Run) loop(ctx context.Context) {
 	r.armIdle()
 	if r.worked { // started ahead of a message (ResumeAhead): idle already
 		r.markIdle()
-		r.ready(work)
+		if !r.primed { // a primed process has done more than initialize would (prime.go)
+			r.ready(work)
+		}
 	}
 	for {
 		select {
@@ -225,7 +228,7 @@ func (r *Run) writer(stdin io.WriteCloser) {
 // reading the pipe to its end before Wait. When the run is cancelled it keeps
 // draining stdout without handing lines over, so the process can exit.
 func (r *Run) reader(ctx context.Context) {
-	d := NewDecoder(r.proc.stdout)
+	d := r.proc.decoder()
 	for {
 		l, err := d.Next()
 		if err != nil {

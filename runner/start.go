@@ -57,6 +57,13 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 		cancel()
 		return nil, err
 	}
+	if o.Ahead {
+		if err := s.primeAhead(ctx, r, p); err != nil {
+			cleanup()
+			cancel()
+			return nil, err
+		}
+	}
 	s.started(ctx, r, p, o)
 	r.onEnd = s.onRunEnd(r, o, cleanup)
 	s.launch(ctx, cancel, r, p)

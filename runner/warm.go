@@ -40,8 +40,10 @@ type Warm struct {
 	files      []string
 	owner      atomic.Pointer[Run] // the run that adopted it: whose turn the gateway bills
 	used       atomic.Bool         // adopted or killed
-	holding    atomic.Bool         // it holds a slot
-	ended      chan struct{}       // closed once a kill has reaped it
+	primed     chan struct{}       // closed once its prime ended (prime.go); primeErr says how
+	primeErr   error
+	holding    atomic.Bool   // it holds a slot
+	ended      chan struct{} // closed once a kill has reaped it
 }
 
 // errWarmUsed says a warm process was adopted or killed already.
@@ -101,10 +103,25 @@ func (s *Supervisor) startWarm(o Options) (*Warm, error) {
 		return nil, err
 	}
 	w.proc = p
-	// Readied as a resume ahead is (ahead.go): the CLI does its start-up
-	// work now rather than on the first message, and the run that adopts
-	// it drops the answer (readyAnswer). The pipe takes the line at once:
-	// nothing else writes it before a run adopts the process.
+	w.primed = make(chan struct{})
+	if gw := s.primerFor(w.spec); gw != nil {
+		// Primed as a resume ahead is (prime.go), off the pool's path: a
+		// run that adopts w waits for it (adopt).
+		go func() {
+			defer close(w.primed)
+			if err := prime(p, gw, w.spec.ModelToken); err != nil {
+				w.primeErr = err
+				s.log.Warn("prime a process started ahead", "pid", w.Pid(), "err", err)
+			}
+		}()
+		return w, nil
+	}
+	close(w.primed)
+	// Without a gateway to answer a prime, it is readied with initialize
+	// (ahead.go): the CLI does its start-up work now rather than on the
+	// first message, and the run that adopts it drops the answer
+	// (readyAnswer). The pipe takes the line at once: nothing else writes
+	// it before a run adopts the process.
 	if line, err := json.Marshal(streamjson.NewInitialize(primeID)); err == nil {
 		if _, err := p.stdin.Write(append(line, '\n')); err != nil {
 			s.log.Warn("ready a process started ahead", "err", err)
@@ -189,6 +206,13 @@ func (w *Warm) Used() bool { return w.used.Load() }
 // Alive says whether w's process is still running (not exited, not a
 // zombie), so that a run adopting it gets a process that reads its turn.
 func (w *Warm) Alive() bool {
+	select {
+	case <-w.primed:
+		if w.primeErr != nil {
+			return false // not ready, and never will be
+		}
+	default:
+	}
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", w.Pid()))
 	if err != nil {
 		return false

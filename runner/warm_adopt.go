@@ -14,6 +14,7 @@ func (s *Supervisor) adopt(o Options, last int64) (*Run, error) {
 	if w.spec.SessionID != o.SessionID || w.spec.ClaudeSessionID != o.ClaudeSessionID || !w.used.CompareAndSwap(false, true) {
 		return nil, errWarmUsed
 	}
+	<-w.primed // within primeTimeout; a start that got here meanwhile waits as a cold one would
 	if !w.Alive() {
 		w.used.Store(false) // for Kill to reap it
 		w.Kill()

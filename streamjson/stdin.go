@@ -40,6 +40,9 @@ type ControlSubtype struct {
 	Subtype string `json:"subtype"`
 	Model   string `json:"model,omitempty"` // set_model
 	Mode    string `json:"mode,omitempty"`  // set_permission_mode
+	// TargetMessageUUID is the user message rewind_conversation cuts the
+	// conversation back to (that message and all after it go).
+	TargetMessageUUID string `json:"target_message_uuid,omitempty"`
 }
 
 // NewInterrupt returns the line that interrupts the running turn.
@@ -54,6 +57,18 @@ func NewInterrupt(requestID string) ControlRequestLine {
 // a control_response success listing its commands, agents and models.
 func NewInitialize(requestID string) ControlRequestLine {
 	return ControlRequestLine{Type: "control_request", RequestID: requestID, Request: ControlSubtype{Subtype: "initialize"}}
+}
+
+// NewRewind returns the line that cuts the conversation back to just
+// before the user message uuid (the uuid of its --replay-user-messages
+// echo). Measured on 2.1.328 (docs/instant.md): the CLI answers a
+// control_response success {"rewound":true,"targetMessageUuid":…}; the
+// message and all after it are gone from what the model is sent, and from
+// what a later --resume loads (they stay in the transcript file as a
+// branch nobody follows). It is refused while a turn runs.
+func NewRewind(requestID, uuid string) ControlRequestLine {
+	return ControlRequestLine{Type: "control_request", RequestID: requestID,
+		Request: ControlSubtype{Subtype: "rewind_conversation", TargetMessageUUID: uuid}}
 }
 
 // NewSetModel returns the line that switches the live process's model

@@ -104,7 +104,9 @@ func kept(e entry) bool {
 	}
 	switch e.Type {
 	case "assistant":
-		return true
+		// A prime's answer came from Parley's gateway, on a branch the
+		// rewind left: never part of the session (runner/prime.go).
+		return !streamjson.IsPrimeAnswer(e.Message)
 	case "user":
 		var m streamjson.Message
 		if json.Unmarshal(e.Message, &m) != nil {

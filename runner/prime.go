@@ -1,0 +1,173 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	"parley/streamjson"
+)
+
+// Priming a process started ahead of its first message.
+//
+// The CLI's first turn in a process costs about 100 ms of its own work
+// more than a later one (measured on 2.1.328: 140 ms against 42 ms from
+// the prompt to the model request, docs/performance.md), work that
+// `initialize` does not do ahead. A warm process and a resume ahead are
+// therefore given a turn of their own first: its model request is
+// answered by Parley's gateway, never forwarded (gateway.Prime), and the
+// conversation is then rewound to before it (streamjson.NewRewind), so the
+// session's first message finds a process that has done its first turn,
+// and the model is sent exactly what it would have been sent without the
+// prime (TestPrimeLeavesNoTrace). Without a gateway in front of the model
+// there is nothing to answer a prime, and the process is readied with
+// `initialize` as before.
+
+// primer is a Gateway that can answer a token's requests itself.
+type primer interface {
+	Prime(token string) (end func())
+}
+
+// primeTimeout bounds a prime: the CLI's start and its first turn, which
+// under a full machine take seconds.
+const primeTimeout = 30 * time.Second
+
+// rewindID is the request id of a prime's rewind.
+const rewindID = "parley-rewind"
+
+// primerFor is the gateway that can prime a process started with spec,
+// or nil when there is none or spec's model traffic does not pass it.
+func (s *Supervisor) primerFor(spec Spec) primer {
+	p, ok := s.cfg.Gateway.(primer)
+	if !ok || spec.ModelToken == "" {
+		return nil
+	}
+	return p
+}
+
+// prime gives p its prime turn and rewinds it away, reading p's stdout
+// until the rewind is answered; the run that takes p reads on from there
+// (process.decoder). p's output meanwhile is Parley's own bookkeeping, not
+// the session's: none of it is recorded. An error leaves p to be killed.
+func prime(p *process, gw primer, token string) error {
+	end := gw.Prime(token)
+	defer end()
+	done := make(chan error, 1)
+	go func() { done <- primeTurn(p) }()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(primeTimeout):
+		// The caller kills p, which ends primeTurn's read.
+		return fmt.Errorf("prime: no answer within %s", primeTimeout)
+	}
+}
+
+// primeTurn writes the prime turn, waits for its result, rewinds it and
+// waits for the rewind's answer.
+func primeTurn(p *process) error {
+	if err := writeLine(p, streamjson.NewUserTurn(streamjson.PrimeText)); err != nil {
+		return err
+	}
+	dec := p.decoder()
+	var target string
+	for {
+		l, err := dec.Next()
+		if err != nil {
+			return fmt.Errorf("prime: claude's output ended: %w", err)
+		}
+		switch {
+		case l.Err != nil:
+			continue
+		case l.Type == "user" && target == "":
+			target = primeEcho(l.Raw)
+		case l.Type == "result":
+			var res struct {
+				IsError bool `json:"is_error"`
+			}
+			if json.Unmarshal(l.Raw, &res) != nil || res.IsError {
+				return fmt.Errorf("prime: the turn failed: %.300s", l.Raw)
+			}
+			if target == "" {
+				return errors.New("prime: claude did not echo the prime turn")
+			}
+			if err := writeLine(p, streamjson.NewRewind(rewindID, target)); err != nil {
+				return err
+			}
+		case l.Type == "control_response":
+			var a streamjson.ControlAnswer
+			if json.Unmarshal(l.Raw, &a) != nil || a.Response.RequestID != rewindID {
+				continue
+			}
+			var body struct {
+				Rewound bool `json:"rewound"`
+			}
+			if a.Response.Subtype != "success" || json.Unmarshal(a.Response.Response, &body) != nil || !body.Rewound {
+				return fmt.Errorf("prime: the rewind was refused: %.300s", l.Raw)
+			}
+			return nil
+		}
+	}
+}
+
+// primeEcho is the uuid of the CLI's echo of the prime turn
+// (--replay-user-messages), or "" when l is another user line.
+func primeEcho(raw json.RawMessage) string {
+	var u struct {
+		UUID    string `json:"uuid"`
+		Message struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"message"`
+	}
+	if json.Unmarshal(raw, &u) != nil {
+		return ""
+	}
+	var text string
+	if json.Unmarshal(u.Message.Content, &text) == nil && text == streamjson.PrimeText {
+		return u.UUID
+	}
+	var blocks []streamjson.ContentBlock
+	if json.Unmarshal(u.Message.Content, &blocks) == nil && len(blocks) == 1 && blocks[0].Type == "text" && blocks[0].Text == streamjson.PrimeText {
+		return u.UUID
+	}
+	return ""
+}
+
+// writeLine writes one stdin line to a process no run writes to yet.
+func writeLine(p *process, v any) error {
+	line, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if _, err := p.stdin.Write(append(line, '\n')); err != nil {
+		return fmt.Errorf("prime: write to claude: %w", err)
+	}
+	return nil
+}
+
+// kill ends a process no run took: its whole group and cgroup, reaped.
+func (p *process) kill() {
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	_ = p.cmd.Wait()
+	_ = p.end()
+}
+
+// primeAhead primes a run's process started ahead of any message
+// (ResumeAhead), before the run's goroutines start: a message that comes
+// meanwhile waits for the start, as it would for a cold one, and then
+// finds the process primed. ctx is the start's.
+func (s *Supervisor) primeAhead(_ context.Context, r *Run, p *process) error {
+	gw := s.primerFor(r.spec)
+	if gw == nil {
+		return nil
+	}
+	if err := prime(p, gw, r.spec.ModelToken); err != nil {
+		p.kill()
+		return err
+	}
+	r.primed = true
+	return nil
+}
