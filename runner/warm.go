@@ -107,12 +107,15 @@ func (s *Supervisor) startWarm(o Options) (*Warm, error) {
 	if gw := s.primerFor(w.spec); gw != nil {
 		// Primed as a resume ahead is (prime.go), off the pool's path: a
 		// run that adopts w waits for it (adopt).
+		began := time.Now()
 		go func() {
 			defer close(w.primed)
 			if err := prime(p, gw, w.spec.ModelToken); err != nil {
 				w.primeErr = err
 				s.log.Warn("prime a process started ahead", "pid", w.Pid(), "err", err)
+				return
 			}
+			s.log.Info("claude started ahead is ready", "pid", w.Pid(), "after", time.Since(began).Round(time.Millisecond))
 		}()
 		return w, nil
 	}
@@ -193,6 +196,17 @@ func (w *Warm) removeFiles() {
 
 // Pid is the process id Parley started (the guard's, with a guard).
 func (w *Warm) Pid() int { return w.proc.cmd.Process.Pid }
+
+// Ready says whether w has finished its prime (prime.go) and may take a
+// message at once; a w that could not be primed is never ready.
+func (w *Warm) Ready() bool {
+	select {
+	case <-w.primed:
+		return w.primeErr == nil
+	default:
+		return false
+	}
+}
 
 // SessionID is the Parley session id w was started for.
 func (w *Warm) SessionID() string { return w.spec.SessionID }

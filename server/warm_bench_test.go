@@ -17,6 +17,8 @@ import (
 // the model, with a process started ahead for the project (warm: the pool
 // had a second to start it, as when the member opened the project page
 // and typed) and without (cold: the CLI's whole start on the message).
+// Warm means ready: the process has finished its prime (runner/prime.go)
+// when the member's second of typing begins.
 // The two servers run side by side and their samples alternate, so both
 // see the same load. Each sample is a new session; its run ends before
 // the next, so each warm sample takes a process the pool started after
@@ -55,9 +57,15 @@ func BenchmarkFirstTurn(b *testing.B) {
 // firstTurnLatency is one sample of case c: a new session's first
 // message, submit → request at the model, and submit → the form's answer.
 func firstTurnLatency(b *testing.B, e *env, c string, i int) (time.Duration, time.Duration) {
+	opened := time.Now()
 	e.get(fmt.Sprintf("/projects/%d", e.project.ID)) // the member opens the project
 	if c == "warm" {
-		e.warmPid(e.project.ID)
+		for len(e.warm.ReadyPids(e.project.ID)) == 0 {
+			if time.Since(opened) > time.Minute {
+				b.Fatal("no process ahead was ready within a minute")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
 	time.Sleep(time.Second) // typing; a process ahead has finished starting
 	have := len(e.fake.Requests())

@@ -152,6 +152,22 @@ func (p *Pool) Pids(projectID int64) []int {
 	return pids
 }
 
+// ReadyPids are those of Pids whose process has finished its prime
+// (runner.Warm.Ready): a message taken now goes to the CLI at once.
+func (p *Pool) ReadyPids(projectID int64) []int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var pids []int
+	if pr := p.projects[projectID]; pr != nil {
+		for _, e := range pr.ready {
+			if e.w.Ready() {
+				pids = append(pids, e.w.Pid())
+			}
+		}
+	}
+	return pids
+}
+
 // Run looks after the pool until ctx ends, then kills every process in it.
 func (p *Pool) Run(ctx context.Context) error {
 	if p.cfg.PerProject <= 0 {
