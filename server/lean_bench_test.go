@@ -24,7 +24,9 @@ import (
 // layouts, each with the real binaries built here:
 //
 //	whole:  runs under `parley run-guard`, ask_user by a `parley mcp-askuser` child (before);
-//	lean:   runs under parley-guard, ask_user over Parley's HTTP endpoint (the default now).
+//	lean:   runs under parley-guard, ask_user over Parley's HTTP endpoint (the default now);
+//	primed: lean, each session started in a warm process that had its prime
+//	        turn (runner/prime.go), the way a new session starts now.
 //
 // Run it once: go test -tags bench ./server -run '^$' -bench BenchmarkLiveSessionMemory -benchtime=1x
 func BenchmarkLiveSessionMemory(b *testing.B) {
@@ -40,18 +42,36 @@ func BenchmarkLiveSessionMemory(b *testing.B) {
 		name     string
 		guard    string
 		askStdio bool
-	}{{"whole", parley, true}, {"lean", small, false}} {
+		warm     bool
+	}{{"whole", parley, true, false}, {"lean", small, false, false}, {"primed", small, false, true}} {
 		b.Run(c.name, func(b *testing.B) {
-			e := newEnv(b, fakeapi.Scenario{{Text: "hello"}}, envOptions{quiet: true, perTurn: true, guard: true, askStdio: c.askStdio,
-				runConfig: func(rc *runner.Config) { rc.GuardExe, rc.SelfExe = c.guard, parley }})
+			o := envOptions{quiet: true, perTurn: true, guard: true, askStdio: c.askStdio,
+				runConfig: func(rc *runner.Config) { rc.GuardExe, rc.SelfExe = c.guard, parley }}
+			if c.warm {
+				o.warm = testWarm()
+			}
+			e := newEnv(b, fakeapi.Scenario{{Text: "hello"}}, o)
 			var pss, private, procs int
 			var pids []int
 			for range n {
-				s := e.newSession()
-				w := e.dial(s.ID, 0)
-				w.prompt("hi")
+				var id string
+				if c.warm {
+					e.get(fmt.Sprintf("/projects/%d", e.project.ID))
+					for deadline := time.Now().Add(time.Minute); len(e.warm.ReadyPids(e.project.ID)) == 0; time.Sleep(10 * time.Millisecond) {
+						if time.Now().After(deadline) {
+							b.Fatal("no process ahead was ready within a minute")
+						}
+					}
+					id = e.createSessionForm(e.project.ID, "hi")
+				} else {
+					id = e.newSession().ID
+				}
+				w := e.dial(id, 0)
+				if !c.warm {
+					w.prompt("hi")
+				}
 				w.waitFor(2*time.Minute, "Done ·")
-				pids = append(pids, e.pidOf(s.ID))
+				pids = append(pids, e.pidOf(id))
 			}
 			time.Sleep(2 * time.Second) // the helpers have started and settled
 			for _, pid := range pids {
