@@ -51,18 +51,50 @@ func (s *Supervisor) primerFor(spec Spec) primer {
 // prime gives p its prime turn and rewinds it away, reading p's stdout
 // until the rewind is answered; the run that takes p reads on from there
 // (process.decoder). p's output meanwhile is Parley's own bookkeeping, not
-// the session's: none of it is recorded. An error leaves p to be killed.
-func prime(p *process, gw primer, token string) error {
+// the session's: none of it is recorded. It gives up after timeout, or
+// once stop is closed (Parley stopping). A prime that fails ends p before
+// the gateway stops answering p's token itself: a CLI that took longer
+// than the bound would otherwise send its prime turn to the model, charged
+// (TestAttackPrimeTimeoutNeverReachesModel). The caller still reaps p.
+func prime(p *process, gw primer, token string, timeout time.Duration, stop <-chan struct{}) error {
+	if timeout <= 0 {
+		timeout = primeTimeout
+	}
 	end := gw.Prime(token)
 	defer end()
 	done := make(chan error, 1)
 	go func() { done <- primeTurn(p) }()
+	var err error
 	select {
-	case err := <-done:
-		return err
-	case <-time.After(primeTimeout):
-		// The caller kills p, which ends primeTurn's read.
-		return fmt.Errorf("prime: no answer within %s", primeTimeout)
+	case err = <-done:
+		if err == nil {
+			return nil
+		}
+		done <- err // halt need not wait for it
+	case <-time.After(timeout):
+		err = fmt.Errorf("prime: no answer within %s", timeout)
+	case <-stop:
+		err = errClosed
+	}
+	p.halt(done)
+	return err
+}
+
+// haltWait bounds how long halt waits for a killed process's stdout to
+// end, when no cgroup says it is empty.
+const haltWait = 5 * time.Second
+
+// halt kills p's process group and cgroup and waits until p's stdout has
+// ended (primeTurn's read, done): p then sends nothing more. It does not
+// reap p.
+func (p *process) halt(done <-chan error) {
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	if p.group != nil {
+		_ = p.group.Kill()
+	}
+	select {
+	case <-done:
+	case <-time.After(haltWait):
 	}
 }
 
@@ -158,16 +190,66 @@ func (p *process) kill() {
 // primeAhead primes a run's process started ahead of any message
 // (ResumeAhead), before the run's goroutines start: a message that comes
 // meanwhile waits for the start, as it would for a cold one, and then
-// finds the process primed. ctx is the start's.
-func (s *Supervisor) primeAhead(_ context.Context, r *Run, p *process) error {
+// finds the process primed. ctx is the start's. Shutdown waits for it and
+// ends it: a start must not go on priming, and then record a run, after
+// Parley stopped (TestAttackShutdownDuringPrime).
+func (s *Supervisor) primeAhead(ctx context.Context, r *Run, p *process) error {
 	gw := s.primerFor(r.spec)
 	if gw == nil {
 		return nil
 	}
-	if err := prime(p, gw, r.spec.ModelToken); err != nil {
+	s.mu.Lock()
+	closed := s.closed
+	if !closed {
+		s.wg.Add(1) // before Shutdown's Wait: closed is set under s.mu first
+	}
+	s.mu.Unlock()
+	if closed {
+		p.kill()
+		return errClosed
+	}
+	defer s.wg.Done()
+	stop, quit := s.closing(ctx)
+	defer quit()
+	err := prime(p, gw, r.spec.ModelToken, s.cfg.PrimeTimeout, stop)
+	if err == nil && s.isClosed() {
+		err = errClosed
+	}
+	if err != nil {
 		p.kill()
 		return err
 	}
 	r.primed = true
 	return nil
+}
+
+// closingPoll is how often a prime looks whether Parley is stopping.
+const closingPoll = 20 * time.Millisecond
+
+// closing is closed once Shutdown begins or ctx ends; quit stops looking.
+func (s *Supervisor) closing(ctx context.Context) (stop <-chan struct{}, quit func()) {
+	ch, q := make(chan struct{}), make(chan struct{})
+	go func() {
+		t := time.NewTicker(closingPoll)
+		defer t.Stop()
+		for !s.isClosed() {
+			select {
+			case <-q:
+				return
+			case <-ctx.Done():
+				close(ch)
+				return
+			case <-t.C:
+			}
+		}
+		close(ch)
+	}()
+	return ch, func() { close(q) }
+}
+
+// isClosed says whether Shutdown has begun.
+func (s *Supervisor) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
 }

@@ -63,6 +63,8 @@ type Config struct {
 	Sandbox Sandbox
 	// Gateway, if set, gives each run its own model token (see Options.ModelURL).
 	Gateway Gateway
+	// PrimeTimeout bounds a process's prime turn (prime.go); 0 = 30 s.
+	PrimeTimeout time.Duration
 	// GuardExe, if set, is the parley binary whose `run-guard` starts each
 	// run, so nothing of it outlives Parley (guard.go).
 	GuardExe string

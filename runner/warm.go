@@ -110,7 +110,7 @@ func (s *Supervisor) startWarm(o Options) (*Warm, error) {
 		began := time.Now()
 		go func() {
 			defer close(w.primed)
-			if err := prime(p, gw, w.spec.ModelToken); err != nil {
+			if err := prime(p, gw, w.spec.ModelToken, s.cfg.PrimeTimeout, ctx.Done()); err != nil {
 				w.primeErr = err
 				s.log.Warn("prime a process started ahead", "pid", w.Pid(), "err", err)
 				return

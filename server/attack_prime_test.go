@@ -1,0 +1,140 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"parley/runner"
+	"parley/runner/fakeapi"
+	"parley/streamjson"
+	"parley/warm"
+)
+
+// Attacks on the prime turns of runner/prime.go (a process started ahead
+// is given a turn the gateway answers itself, then rewinds it away): the
+// model never sees a prime, nobody pays for one, and a prime that fails
+// leaves nothing behind.
+
+// slowClaude wraps the CLI so that, while the returned flag file exists,
+// it sleeps first: a prime then waits for a CLI that has not started yet,
+// as under a full machine.
+func slowClaude(t *testing.T, delay time.Duration) (bin func(string) string, flag string) {
+	dir := t.TempDir()
+	flag = filepath.Join(dir, "slow")
+	return func(real string) string {
+		path := filepath.Join(dir, "claude")
+		script := fmt.Sprintf("#!/bin/sh\nif [ -e %s ]; then sleep %.1f; fi\nexec %s \"$@\"\n", flag, delay.Seconds(), real)
+		if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}, flag
+}
+
+// pidsWith are the processes whose command line holds s.
+func pidsWith(s string) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, d := range ents {
+		pid, err := strconv.Atoi(d.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", d.Name(), "cmdline"))
+		if err == nil && bytes.Contains(b, []byte(s)) {
+			if st, err := os.ReadFile(filepath.Join("/proc", d.Name(), "stat")); err == nil && !bytes.Contains(st, []byte(") Z")) {
+				pids = append(pids, pid)
+			}
+		}
+	}
+	return pids
+}
+
+// modelSawPrime is the first request the model got that holds a prime.
+func (e *env) modelSawPrime() string {
+	for _, r := range e.fake.Requests() {
+		if strings.Contains(string(r.Raw), streamjson.PrimeText) {
+			return string(r.Raw)
+		}
+	}
+	return ""
+}
+
+// A warm process whose prime times out (a CLI slower than the bound to
+// start) stopped being primed at the timeout while it still ran: the
+// prime turn it had been written then went to the model, charged to the
+// project. A prime that fails must end its process before the gateway
+// stops answering for it.
+func TestAttackPrimeTimeoutNeverReachesModel(t *testing.T) {
+	bin, flag := slowClaude(t, 2*time.Second)
+	if err := os.WriteFile(flag, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wc := &warm.Config{PerProject: 1, Max: 1, Tick: time.Hour, Recheck: time.Hour, IdleAfter: time.Hour}
+	e := newEnv(t, fakeapi.Scenario{{Text: "reply"}}, envOptions{quiet: true, warm: wc, claudeBin: bin,
+		runConfig: func(c *runner.Config) { c.PrimeTimeout = 300 * time.Millisecond }})
+	e.get(fmt.Sprintf("/projects/%d", e.project.ID))
+	pid := e.warmPid(e.project.ID)
+	time.Sleep(6 * time.Second) // the CLI starts at 2 s and reads the prime it was written
+	if raw := e.modelSawPrime(); raw != "" {
+		t.Fatalf("a prime that timed out reached the model (warm pid %d):\n%.600s", pid, raw)
+	}
+	if n := len(e.fake.Requests()); n != 0 {
+		t.Fatalf("the model got %d requests with no message sent", n)
+	}
+}
+
+// Parley stopped (Supervisor.Shutdown) while a resume ahead primes: the
+// start went on after Shutdown returned, recorded a run of a replica that
+// had stopped, and its process outlived Shutdown by the whole prime.
+func TestAttackShutdownDuringPrime(t *testing.T) {
+	bin, flag := slowClaude(t, 3*time.Second)
+	e := newEnv(t, fakeapi.Scenario{{Text: "First reply."}}, envOptions{quiet: true, claudeBin: bin})
+	s := e.aheadSession()
+	fresh, err := e.st.GetSession(t.Context(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, err := e.st.EventsAfter(t.Context(), s.ID, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := evs[len(evs)-1].Seq
+	if err := os.WriteFile(flag, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := e.dial(s.ID, 0) // the page opens: its process is resumed ahead and primed
+	defer w.conn.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(pidsWith(fresh.ClaudeSessionID)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("opening the page started no process ahead")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // the prime waits for the slow CLI
+	e.sup.Shutdown()
+	time.Sleep(200 * time.Millisecond)
+	if pids := pidsWith(fresh.ClaudeSessionID); len(pids) > 0 {
+		t.Errorf("processes %v of the session outlived Shutdown", pids)
+	}
+	time.Sleep(5 * time.Second) // the slow CLI would have started and primed by now
+	after, err := e.st.EventsAfter(t.Context(), s.ID, last, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range after {
+		if ev.Type == runner.TypeRunStarted {
+			t.Errorf("a run was recorded after Shutdown: %s %s", ev.Type, ev.Payload)
+		}
+	}
+	if pids := pidsWith(fresh.ClaudeSessionID); len(pids) > 0 {
+		t.Errorf("processes %v of the session still run 5 s after Shutdown", pids)
+	}
+}
