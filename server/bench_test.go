@@ -25,19 +25,24 @@ import (
 )
 
 // BenchmarkAskLatency measures the two latencies of an ask_user question
-// through the whole stack (real claude CLI, `parley mcp-askuser` child,
-// relay, broker, run loop, Postgres, hub, WebSocket):
+// through the whole stack (real claude CLI, ask_user server, broker, run
+// loop, Postgres, hub, WebSocket):
 //
-//	(a) ask: an ask_user tools/call read by mcp-askuser on its stdin →
+//	(a) ask: an ask_user tools/call read by the ask_user server →
 //	    the ask card frame (class="item ask") read by the browser's WebSocket;
-//	(b) answer: the browser sending {"action":"answer",…} → mcp-askuser
-//	    writing the tool result on its stdout.
+//	(b) answer: the browser sending {"action":"answer",…} → the ask_user
+//	    server writing the tool result.
 //
-// mcp-askuser timestamps (a)'s start and (b)'s end itself (traceStdio); the
-// WebSocket client timestamps the rest; all are wall-clock times of one
-// machine. Both ends lean conservative: (a) ends when the client has read
-// the frame, not when the server wrote it, and (b) starts before the client
-// writes the answer.
+// The ask_user server is, in sessions=N, the stdio transport: a `parley
+// mcp-askuser` child that reads the call on its stdin, posts it to the
+// relay's /ask and writes the result on its stdout; in transport=http/
+// sessions=N, Parley's default: its own streamable-HTTP handler at the
+// relay's /mcp-ask, called by the CLI directly. The ask_user server
+// timestamps (a)'s start and (b)'s end (traceStdio in the child,
+// traceMCPAsk around /mcp-ask); the WebSocket client timestamps the rest;
+// all are wall-clock times of one machine. Both ends lean conservative: (a)
+// ends when the client has read the frame, not when the server wrote it,
+// and (b) starts before the client writes the answer.
 //
 // Each session runs one prompt of a fake model (PerTurn) that calls
 // ask_user 1+asks times, then ends the turn. Every session's processes are
@@ -45,16 +50,27 @@ import (
 // warm-up, reported in the log but not in the metrics. The ask counts are
 // fixed per sub-benchmark whatever b.N is, so run it once:
 //
-//	PARLEY_CLAUDE_BIN=… go test ./server/ -run '^$' -bench BenchmarkAskLatency -benchtime=1x -count=1 -timeout 20m
+//	PARLEY_CLAUDE_BIN=… go test -tags bench ./server/ -run '^$' -bench BenchmarkAskLatency -benchtime=1x -count=1 -timeout 40m
+//
+// or one transport: -bench 'BenchmarkAskLatency/sessions=(20|50)$' (stdio),
+// -bench 'BenchmarkAskLatency/transport=http/sessions=(20|50)$' (http).
 //
 // It reports p50 and p99 in milliseconds as metrics, prints a table with
 // p90, max and where the time went on stdout, and never judges the figures.
 func BenchmarkAskLatency(b *testing.B) {
-	for _, c := range []struct{ sessions, asks int }{{1, 200}, {20, 10}, {benchInt("PARLEY_BENCH_ASK_SESSIONS", 50), 4}} {
+	cases := []struct{ sessions, asks int }{{1, 200}, {20, 10}, {benchInt("PARLEY_BENCH_ASK_SESSIONS", 50), 4}}
+	for _, c := range cases {
 		b.Run(fmt.Sprintf("sessions=%d", c.sessions), func(b *testing.B) {
-			benchmarkAsks(b, c.sessions, c.asks)
+			benchmarkAsks(b, c.sessions, c.asks, false)
 		})
 	}
+	b.Run("transport=http", func(b *testing.B) { // Parley's default transport (bench_http_test.go)
+		for _, c := range cases {
+			b.Run(fmt.Sprintf("sessions=%d", c.sessions), func(b *testing.B) {
+				benchmarkAsks(b, c.sessions, c.asks, true)
+			})
+		}
+	})
 }
 
 // askScenario calls ask_user n times, then ends the turn.
@@ -70,10 +86,16 @@ func askScenario(n int) fakeapi.Scenario {
 	return append(sc, fakeapi.Step{Text: "All answered."})
 }
 
-func benchmarkAsks(b *testing.B, sessions, asks int) {
+// benchmarkAsks runs the benchmark over the stdio transport (a `parley
+// mcp-askuser` child per run), or overHTTP over Parley's /mcp-ask.
+func benchmarkAsks(b *testing.B, sessions, asks int, overHTTP bool) {
 	traceDir := b.TempDir()
-	e := newEnv(b, askScenario(1+asks), envOptions{perTurn: true, quiet: true, askStdio: true, // traced by the mcp-askuser child
-		env: []string{askTraceEnv + "=" + traceDir}})
+	o := envOptions{perTurn: true, quiet: true, askStdio: true, // traced by the mcp-askuser child
+		env: []string{askTraceEnv + "=" + traceDir}}
+	if overHTTP {
+		o = envOptions{perTurn: true, quiet: true, relayWrap: traceMCPAsk(b, traceDir)} // traced at /mcp-ask
+	}
+	e := newEnv(b, askScenario(1+asks), o)
 
 	clients := make([]*askClient, sessions)
 	for i := range clients {
@@ -110,6 +132,11 @@ func benchmarkAsks(b *testing.B, sessions, asks int) {
 		b.Fatalf("not every session asked within 10 minutes")
 	}
 	b.Logf("%d sessions started and showed their first ask in %v", sessions, time.Since(began).Round(time.Millisecond))
+	if overHTTP {
+		if err := linkHTTPTraces(e, clients, traceDir); err != nil {
+			b.Fatal(err)
+		}
+	}
 
 	cpu0, cpuErr := readCPUTimes()
 	b.ResetTimer()
@@ -168,7 +195,11 @@ func reportLatencies(b *testing.B, sessions int, measured, warm []askTiming) {
 	b.ReportMetric(ms(percentile(latB, 50)), "answer-p50-ms")
 	b.ReportMetric(ms(percentile(latB, 99)), "answer-p99-ms")
 	var t strings.Builder
-	fmt.Fprintf(&t, "sessions=%d, %d asks measured (+%d warm-up), milliseconds:\n", sessions, len(latA), len(warmA))
+	transport := "stdio"
+	if strings.Contains(b.Name(), "/transport=http/") {
+		transport = "http"
+	}
+	fmt.Fprintf(&t, "sessions=%d, %s transport, %d asks measured (+%d warm-up), milliseconds:\n", sessions, transport, len(latA), len(warmA))
 	fmt.Fprintf(&t, "  %-36s %8s %8s %8s %8s\n", "", "p50", "p90", "p99", "max")
 	row := func(name string, l []time.Duration) {
 		fmt.Fprintf(&t, "  %-36s %8.2f %8.2f %8.2f %8.2f\n", name,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -124,6 +125,9 @@ type envOptions struct {
 	sso func(*store.Store, *slog.Logger) *oidclogin.Provider
 	// warm, if set, runs a pool of processes started ahead (warm_harness_test.go).
 	warm *warm.Config
+	// relayWrap, if set, wraps the relay's handler (BenchmarkAskLatency's
+	// trace of /mcp-ask).
+	relayWrap func(http.Handler) http.Handler
 }
 
 func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
@@ -231,6 +235,9 @@ func newEnv(t testing.TB, sc fakeapi.Scenario, o envOptions) *env {
 		t.Fatal(err)
 	}
 	e.relay.Config.Handler = e.srv.RelayHandler()
+	if o.relayWrap != nil {
+		e.relay.Config.Handler = o.relayWrap(e.relay.Config.Handler)
+	}
 	e.web = httptest.NewServer(e.srv.Handler())
 	e.startWarm(o.warm, log)
 	if e.reach != nil {
