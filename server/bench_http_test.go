@@ -3,6 +3,7 @@
 package server
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -11,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -189,4 +191,62 @@ func mcpConfigToken(path string) (string, error) {
 		return "", errors.New("mcp config has no bearer token: is the run on the http transport?")
 	}
 	return token, nil
+}
+
+// TestTraceMCPAskStampsTheResult: over an SSE response, traceMCPAsk stamps
+// the call when its body has been read and its end when the result with
+// that id is flushed, not at the progress event before it nor when the
+// handler returns.
+func TestTraceMCPAskStampsTheResult(t *testing.T) {
+	dir := t.TempDir()
+	var handlerIn, resultWrite, released time.Time
+	clientRead := make(chan struct{})
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		handlerIn = time.Now()
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		event := func(data string) {
+			io.WriteString(w, "event: message\ndata: "+data+"\n\n")
+			http.NewResponseController(w).Flush()
+		}
+		event(`{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}`)
+		time.Sleep(50 * time.Millisecond)
+		resultWrite = time.Now()
+		event(`{"jsonrpc":"2.0","id":7,"result":{"content":[]}}`)
+		<-clientRead // the client has the result: the handler is still running
+		released = time.Now()
+	})
+	srv := httptest.NewServer(traceMCPAsk(t, dir)(h))
+	defer srv.Close()
+	req, _ := http.NewRequest("POST", srv.URL+"/mcp-ask", strings.NewReader(
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"ask_user","arguments":{}}}`))
+	req.Header.Set("Authorization", "Bearer tok")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rd := bufio.NewReader(resp.Body)
+	for {
+		line, err := rd.ReadString('\n')
+		if err != nil {
+			t.Fatalf("no result on the stream: %v", err)
+		}
+		if strings.Contains(line, `"id":7`) {
+			break
+		}
+	}
+	close(clientRead)
+	io.Copy(io.Discard, rd)
+	resp.Body.Close()
+	in, out, err := readTrace(filepath.Join(dir, askTokenKey("tok")+".trace"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(in) != 1 || in[0].id != "7" || in[0].at.After(handlerIn) {
+		t.Fatalf("in = %+v, want id 7 stamped by %v", in, handlerIn)
+	}
+	if len(out) != 1 || out["7"].Before(resultWrite) || out["7"].After(released) {
+		t.Fatalf("out = %v, want id 7 stamped between the result's write at %v and the handler's end at %v",
+			out, resultWrite, released)
+	}
 }
