@@ -35,8 +35,42 @@ func (l *Launcher) applyLimits(ctx context.Context, o *runner.Options, sess stor
 	if reached != "" {
 		return l.hooks.Refused(reached + " An owner can raise the limit in the project's settings.")
 	}
-	o.ExtraArgs = append(o.ExtraArgs, "--max-budget-usd", strconv.FormatFloat(left, 'f', 6, 64))
+	o.ExtraArgs = append(o.ExtraArgs, budgetArgs(left)...)
 	o.BudgetCheck = func(ctx context.Context) string { return l.budgetCheck(ctx, sess) }
+	return nil
+}
+
+// budgetArgs are the CLI flags that stop a run once it has spent left
+// (USD), as both a start and a process started ahead get them: a process
+// ahead is used only when its flags are the ones a start gets then.
+func budgetArgs(left float64) []string {
+	return []string{"--max-budget-usd", strconv.FormatFloat(left, 'f', 6, 64)}
+}
+
+// applyWarmBudget gives a process started ahead for the project the
+// spending limit the cold start of a new session would get now: a new
+// session has spent nothing, so what is left is its own budget, or less
+// what the project has spent today under a daily budget. The value moves
+// with the day's spending; a process ahead whose value is no longer the
+// one a start gets is never used (package warm compares them). With the
+// day's limit reached no process is started ahead (ErrNotWarmed): a new
+// session is refused.
+func (l *Launcher) applyWarmBudget(ctx context.Context, o *runner.Options, projectID int64) error {
+	lim, err := l.st.ProjectLimits(ctx, projectID)
+	if err != nil || (lim.SessionBudgetUSD == 0 && lim.DailyBudgetUSD == 0) {
+		return err
+	}
+	var sp store.Spending
+	if lim.DailyBudgetUSD > 0 {
+		if sp.TodayUSD, err = l.st.ProjectSpentToday(ctx, projectID); err != nil {
+			return err
+		}
+	}
+	left, reached := runstore.BudgetLeft(lim, sp)
+	if reached != "" {
+		return ErrNotWarmed
+	}
+	o.ExtraArgs = append(o.ExtraArgs, budgetArgs(left)...)
 	return nil
 }
 

@@ -8,10 +8,12 @@ import (
 	"parley/runner"
 	"parley/store"
 	"parley/worktree"
+
+	"github.com/google/uuid"
 )
 
-// ErrNotWarmed says the project's runs are not started ahead: a new
-// session's options depend on what it has spent (a spending limit).
+// ErrNotWarmed says the project's runs are not started ahead now: it has
+// reached its daily spending limit, so a new session would not start.
 var ErrNotWarmed = errors.New("the project's runs are not started ahead")
 
 // WarmOptions are the run options a new session of the project would get
@@ -21,14 +23,13 @@ var ErrNotWarmed = errors.New("the project's runs are not started ahead")
 // for a git project, the session's worktree, made ahead when makeTree is
 // set (the session's first start records it). base names the base branch
 // and its commit ("" when the project is no git repository): a worktree
-// made ahead is the session's only while the base has not moved.
+// made ahead is the session's only while the base has not moved. Under a
+// spending limit it has the --max-budget-usd a new session's start gets
+// now (applyWarmBudget); ErrNotWarmed when the project may not start one.
 func (l *Launcher) WarmOptions(ctx context.Context, projectID int64, sessionID, claudeID string, makeTree bool) (o runner.Options, base string, err error) {
 	p, err := l.st.GetProject(ctx, projectID)
 	if err != nil {
 		return o, "", err
-	}
-	if lim, err := l.st.ProjectLimits(ctx, projectID); err != nil || lim.SessionBudgetUSD != 0 || lim.DailyBudgetUSD != 0 {
-		return o, "", errors.Join(err, ErrNotWarmed)
 	}
 	workspace, err := SyncWorkspace(l.cfg.DataDir, p)
 	if err != nil {
@@ -58,7 +59,23 @@ func (l *Launcher) WarmOptions(ctx context.Context, projectID int64, sessionID, 
 	if err := l.applyRunLimits(ctx, &o, projectID); err != nil {
 		return o, "", err
 	}
+	// Last, as a start's spending limit is (applyLimits).
+	if err := l.applyWarmBudget(ctx, &o, projectID); err != nil {
+		return o, "", err
+	}
 	return o, base, nil
+}
+
+// FreshConversation gives the session a new CLI session id, not yet
+// started, and returns it: for a cold start in place of a process started
+// ahead under the old one, which may have written that conversation
+// already (its prime) — the CLI refuses a --session-id in use.
+func (l *Launcher) FreshConversation(ctx context.Context, sessionID string) (string, error) {
+	id := uuid.NewString()
+	if err := l.st.SetClaudeSessionID(ctx, sessionID, id); err != nil {
+		return "", fmt.Errorf("a new conversation in place of the one started ahead: %w", err)
+	}
+	return id, nil
 }
 
 // warmWorktree points o at the session's worktree, made ahead when

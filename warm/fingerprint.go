@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 
@@ -50,4 +51,22 @@ func fingerprint(o runner.Options) string {
 	}
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
+}
+
+// budgetFlag is the CLI flag of a run's spending limit (launch): its
+// value moves with what the project spends.
+const budgetFlag = "--max-budget-usd"
+
+// withoutBudget is o with the value of its spending limit masked: two
+// options whose fingerprints differ and whose withoutBudget ones do not
+// differ only in what the project has spent.
+func withoutBudget(o runner.Options) runner.Options {
+	args := slices.Clone(o.ExtraArgs)
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == budgetFlag {
+			args[i+1] = "<budget>"
+		}
+	}
+	o.ExtraArgs = args
+	return o
 }

@@ -38,6 +38,13 @@ type Config struct {
 	// RefillDelay is how long after a take the project's next process
 	// waits to start; 0 = 2 s.
 	RefillDelay time.Duration
+	// SpendRefill is how long the project's next process waits after one
+	// was ended because the project spent since it started (under a daily
+	// spending limit its --max-budget-usd moved); 0 = 15 s. While the
+	// project's sessions work, what it spent moves with each model
+	// request: without the wait it would start a process (about a second
+	// of CPU) at every Recheck, each stale within seconds.
+	SpendRefill time.Duration
 }
 
 // Pool is the processes started ahead, by project.
@@ -69,6 +76,7 @@ type entry struct {
 	projectID int64
 	claudeID  string
 	fp        string // fingerprint of its options
+	rest      string // fingerprint of its options but the value of its spending limit
 	base      string // "branch commit" of the base its worktree was made from; "" = no git
 	takenAt   time.Time
 }
@@ -93,6 +101,9 @@ func New(cfg Config, sup *runner.Supervisor, l *launch.Launcher, log *slog.Logge
 	}
 	if cfg.RefillDelay <= 0 {
 		cfg.RefillDelay = 2 * time.Second
+	}
+	if cfg.SpendRefill <= 0 {
+		cfg.SpendRefill = 15 * time.Second
 	}
 	return &Pool{cfg: cfg, sup: sup, l: l, log: log.With("part", "warm"), projects: map[int64]*project{},
 		taken: map[string]*entry{}, kick: make(chan struct{}, 1)}

@@ -2,8 +2,10 @@ package warm
 
 import (
 	"context"
+	"errors"
 	"time"
 
+	"parley/launch"
 	"parley/runner"
 )
 
@@ -91,23 +93,59 @@ func (p *Pool) Starter(sessionID string, base runner.Starter) runner.Starter {
 			if now, err := p.l.WarmBase(ctx, e.projectID); err != nil || now != e.base {
 				// Its worktree is behind: the cold start makes the session's anew.
 				p.discard(e, "the base branch moved")
-				return base(ctx)
+				return p.cold(ctx, sessionID, base)
 			}
 		}
 		o, err := base(ctx)
-		if err != nil || o.Resume || fingerprint(o) != e.fp {
-			p.log.Info("claude started ahead not used: the settings changed", "session_id", sessionID, "pid", e.w.Pid())
+		if err != nil || o.Resume {
 			p.wg.Go(e.w.Kill) // off the start's path; the worktree is the session's
 			return o, err
+		}
+		if fp := fingerprint(o); fp != e.fp {
+			p.log.Info("claude started ahead not used: "+staleWhy(o, e), "session_id", sessionID, "pid", e.w.Pid())
+			p.wg.Go(e.w.Kill)
+			return p.freshen(ctx, sessionID, o)
 		}
 		o.Warm = e.w
 		return o, nil
 	}
 }
 
+// cold is the start of a session without the process taken for it.
+func (p *Pool) cold(ctx context.Context, sessionID string, base runner.Starter) (runner.Options, error) {
+	o, err := base(ctx)
+	if err != nil {
+		return o, err
+	}
+	return p.freshen(ctx, sessionID, o)
+}
+
+// freshen gives o, the cold start of a session that took a process ahead
+// and does not use it, a new CLI session id: the process ahead may have
+// written a conversation under the old one (its prime), and the CLI
+// refuses to start a --session-id in use.
+func (p *Pool) freshen(ctx context.Context, sessionID string, o runner.Options) (runner.Options, error) {
+	id, err := p.l.FreshConversation(ctx, sessionID)
+	if err != nil {
+		return o, err
+	}
+	o.ClaudeSessionID = id
+	return o, nil
+}
+
+// staleWhy says why a process ahead is not what a start gets now: only
+// its spending limit moved (the project spent since), or its settings.
+func staleWhy(o runner.Options, e *entry) string {
+	if fingerprint(withoutBudget(o)) == e.rest {
+		return "the project's spending since changed its budget"
+	}
+	return "the settings changed"
+}
+
 // recheckAll kills the processes ahead that a start would no longer get:
 // their project's settings, ask or MCP settings, limits or instructions
-// changed, or its base branch moved.
+// changed, its base branch moved, or it spent since under a daily limit
+// (then its next process waits Config.SpendRefill).
 func (p *Pool) recheckAll(ctx context.Context) {
 	p.mu.Lock()
 	var check []*entry
@@ -120,9 +158,27 @@ func (p *Pool) recheckAll(ctx context.Context) {
 		if err == nil && fingerprint(o) == e.fp && base == e.base {
 			continue
 		}
-		if p.unready(e) { // not taken meanwhile
+		if !p.unready(e) { // taken meanwhile
+			continue
+		}
+		switch {
+		case errors.Is(err, launch.ErrNotWarmed):
+			p.discard(e, "the project reached its daily spending limit")
+		case err == nil && base == e.base && fingerprint(withoutBudget(o)) == e.rest:
+			p.discard(e, "the project's spending since changed its budget")
+			p.holdRefill(e.projectID, p.cfg.SpendRefill)
+		default:
 			p.discard(e, "the project's settings changed")
 		}
+	}
+}
+
+// holdRefill has the project's next process wait d.
+func (p *Pool) holdRefill(projectID int64, d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if pr := p.projects[projectID]; pr != nil && pr.skipUntil.Before(time.Now().Add(d)) {
+		pr.skipUntil = time.Now().Add(d)
 	}
 }
 

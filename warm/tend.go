@@ -77,7 +77,7 @@ func (p *Pool) spawn(o runnerOptions, base string, projectID int64, claudeID str
 	if err != nil {
 		return nil, err
 	}
-	e := &entry{w: w, projectID: projectID, claudeID: claudeID, fp: fingerprint(o), base: base}
+	e := &entry{w: w, projectID: projectID, claudeID: claudeID, fp: fingerprint(o), rest: fingerprint(withoutBudget(o)), base: base}
 	p.mu.Lock()
 	pr := p.projects[projectID]
 	if p.stopped || pr == nil { // emptied meanwhile
