@@ -11,6 +11,7 @@ import (
 
 	"parley/runner/fakeapi"
 	"parley/store"
+	"parley/warm"
 )
 
 // Issue 33, item 1, for projects with a spending limit: a process started
@@ -206,5 +207,47 @@ func TestWarmPrimedButStaleStartsCold(t *testing.T) {
 	}
 	if reqs := e.fake.Requests(); reqs[len(reqs)-1].SessionID != sess.ClaudeSessionID {
 		t.Errorf("the model saw CLI session %q, the session row has %q", reqs[len(reqs)-1].SessionID, sess.ClaudeSessionID)
+	}
+}
+
+// TestWarmDailySpendReplacesTheProcess: under a daily limit, spending by
+// another session makes the process ahead stale; the pool's recheck ends
+// it, waits Config.SpendRefill (a busy project would restart one at each
+// recheck), then starts one with what is left of the day now. Once the
+// day's limit is reached, it ends that one too and starts none.
+func TestWarmDailySpendReplacesTheProcess(t *testing.T) {
+	const refill = 2 * time.Second
+	e := newEnv(t, fakeapi.Scenario{{Text: "reply"}}, envOptions{quiet: true, perTurn: true,
+		warm: &warm.Config{PerProject: 1, Max: 2, Tick: 50 * time.Millisecond, Recheck: 100 * time.Millisecond, IdleAfter: time.Hour, SpendRefill: refill}})
+	ctx := t.Context()
+	if err := e.st.SetProjectLimits(ctx, e.project.ID, store.ProjectLimits{SessionBudgetUSD: 5, DailyBudgetUSD: 10}); err != nil {
+		t.Fatal(err)
+	}
+	e.get(fmt.Sprintf("/projects/%d", e.project.ID))
+	pid := e.warmPid(e.project.ID)
+	if got := budgetArg(t, pid); got != "5.000000" {
+		t.Fatalf("the process ahead has --max-budget-usd %q, want the session's 5.000000", got)
+	}
+	// Another session's model requests, as the gateway charges them.
+	other := e.newSession()
+	if err := e.st.ChargeModelUsage(ctx, e.project.ID, other.ID, 6.5); err != nil {
+		t.Fatal(err)
+	}
+	charged := time.Now()
+	pidGone(t, pid, 5*time.Second)
+	next := e.warmPid(e.project.ID, pid)
+	if waited := time.Since(charged); waited < refill {
+		t.Errorf("the next process started %s after the spending, want at least %s", waited, refill)
+	}
+	if got := budgetArg(t, next); got != "3.500000" {
+		t.Errorf("the next process has --max-budget-usd %q, want what is left of the day, 3.500000", got)
+	}
+	if err := e.st.ChargeModelUsage(ctx, e.project.ID, other.ID, 4); err != nil {
+		t.Fatal(err)
+	}
+	pidGone(t, next, 5*time.Second)
+	time.Sleep(time.Second)
+	if pids := e.warm.Pids(e.project.ID); len(pids) != 0 {
+		t.Errorf("processes ahead over the daily limit: %v", pids)
 	}
 }
