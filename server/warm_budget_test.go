@@ -85,10 +85,19 @@ func TestWarmSessionStopsAtItsBudget(t *testing.T) {
 	}
 	// No process ahead yet: the first session starts cold (its take has
 	// the pool start one for the next).
+	start := time.Now()
 	cold := e.createSessionForm(e.project.ID, "cold thinks hard")
+	e.waitModelSaw("cold thinks hard")
+	coldTook := time.Since(start)
 	coldOut := budgetOutcome(t, e, cold)
 	pid := e.warmPid(e.project.ID)
+	for deadline := time.Now().Add(30 * time.Second); len(e.warm.ReadyPids(e.project.ID)) == 0 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	start = time.Now()
 	warm := e.createSessionForm(e.project.ID, "warm thinks hard")
+	e.waitModelSaw("warm thinks hard")
+	t.Logf("form post to model request under a $1 session budget (20 ms polls): cold %s, warm %s", coldTook.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	if got := e.livePid(warm); got != pid {
 		t.Fatalf("the session's run is pid %d, want the process started ahead, %d", got, pid)
 	}
