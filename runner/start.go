@@ -43,6 +43,12 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 			}
 			return r, nil
 		}
+		// Not adopted (it died, or its prime failed): it may have written
+		// its conversation under the session's CLI id, and the CLI refuses
+		// a --session-id in use, so the cold start gets an id of its own.
+		if o, err = s.freshConversation(o); err != nil {
+			return nil, err
+		}
 	}
 	ctx, cancel := context.WithCancel(s.ctx)
 	r := s.newRun(o, last, cancel)
@@ -221,6 +227,18 @@ func (s *Supervisor) launch(ctx context.Context, cancel context.CancelFunc, r *R
 	go func() { defer wg.Done(); r.reader(ctx) }()
 	go func() { defer wg.Done(); r.loop(ctx) }()
 	go func() { defer s.wg.Done(); wg.Wait(); cancel(); close(r.finished) }()
+}
+
+// freshConversation gives o's session a new CLI session id, recorded,
+// for a new conversation.
+func (s *Supervisor) freshConversation(o Options) (Options, error) {
+	ctx, cancel := context.WithTimeout(s.ctx, writeTimeout)
+	defer cancel()
+	o.ClaudeSessionID, o.Resume = uuid.NewString(), false
+	if err := s.journal.SessionChanged(ctx, o.SessionID, SessionChange{NewClaudeSessionID: o.ClaudeSessionID}); err != nil {
+		return o, fmt.Errorf("a new conversation in place of the process started ahead: %w", err)
+	}
+	return o, nil
 }
 
 // startFresh replaces a conversation the CLI could not resume with a new

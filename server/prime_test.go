@@ -5,12 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"parley/runner"
 	"parley/runner/fakeapi"
 	"parley/streamjson"
+	"parley/warm"
 )
 
 // The prime turns of runner/prime.go, with the real CLI: a process started
@@ -162,4 +164,43 @@ func TestPrimeLeavesNoTraceOnAResume(t *testing.T) {
 		t.Fatalf("%d prime answers in the CLI's transcript, want the two primes'", n)
 	}
 	e.noPrimeSeen(s.ID)
+}
+
+// A process ahead that primed (so it wrote its conversation under its CLI
+// session id) and then died, and is taken before the pool noticed (its
+// tick is an hour here): the session starts cold, and under a CLI session
+// id of its own, for the CLI refuses a --session-id that is in use
+// ("Session ID … is already in use.").
+func TestPrimedProcessDeadBeforeItsTakeStartsCold(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "cold reply"}}, envOptions{quiet: true, perTurn: true,
+		warm: &warm.Config{PerProject: 1, Max: 2, Tick: time.Hour, Recheck: time.Hour, IdleAfter: time.Hour}})
+	e.get(fmt.Sprintf("/projects/%d", e.project.ID))
+	var pid int
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if pids := e.warm.ReadyPids(e.project.ID); len(pids) > 0 {
+			pid = pids[0]
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no process ahead was ready within a minute")
+		}
+	}
+	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil || strings.Contains(string(b), ") Z ") {
+			break // dead; nobody has reaped it, as the pool has not looked since
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d still runs after SIGKILL", pid)
+		}
+	}
+	id := e.createSessionForm(e.project.ID, "after the death")
+	e.waitModelSaw("after the death")
+	if got := e.livePid(id); got == pid {
+		t.Fatalf("the session runs in the dead process %d", pid)
+	}
+	e.noPrimeSeen(id)
 }
