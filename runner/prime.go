@@ -118,10 +118,12 @@ func primeTurn(p *process) error {
 			target = primeEcho(l.Raw)
 		case l.Type == "result":
 			var res struct {
-				IsError bool `json:"is_error"`
+				IsError bool     `json:"is_error"`
+				Subtype string   `json:"subtype"`
+				Errors  []string `json:"errors"`
 			}
 			if json.Unmarshal(l.Raw, &res) != nil || res.IsError {
-				return fmt.Errorf("prime: the turn failed: %.300s", l.Raw)
+				return fmt.Errorf("prime: the turn failed: %s %.300q", res.Subtype, res.Errors)
 			}
 			if target == "" {
 				return errors.New("prime: claude did not echo the prime turn")

@@ -63,6 +63,14 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 		cancel()
 		return nil, err
 	}
+	if o.Resume {
+		if err := s.unprime(r, p); err != nil { // unprime.go
+			p.kill()
+			cleanup()
+			cancel()
+			return nil, err
+		}
+	}
 	if o.Ahead {
 		if err := s.primeAhead(ctx, r, p); err != nil {
 			cleanup()

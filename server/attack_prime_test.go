@@ -2,7 +2,10 @@ package server
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -137,4 +140,83 @@ func TestAttackShutdownDuringPrime(t *testing.T) {
 	if pids := pidsWith(fresh.ClaudeSessionID); len(pids) > 0 {
 		t.Errorf("processes %v of the session still run 5 s after Shutdown", pids)
 	}
+}
+
+// holdPrimes holds every model request that carries a prime turn, until
+// its client goes away: such a prime never gets its answer. (The gateway
+// answers a priming token itself, behind this wrapper; a request that
+// gets through carries a prime the gateway no longer answers.)
+func holdPrimes(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/messages" {
+			body, _ := io.ReadAll(r.Body) // then the server sees the client go
+			r.Body = io.NopCloser(bytes.NewReader(body))
+			if lastTextIsPrime(body) {
+				select {
+				case <-r.Context().Done():
+				case <-time.After(15 * time.Second):
+				}
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// lastTextIsPrime says whether a Messages API request's last message
+// ends with the prime turn's text: the prime's own request.
+func lastTextIsPrime(body []byte) bool {
+	var rq struct {
+		Messages []struct {
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if json.Unmarshal(body, &rq) != nil || len(rq.Messages) == 0 {
+		return false
+	}
+	last := rq.Messages[len(rq.Messages)-1].Content
+	var text string
+	if json.Unmarshal(last, &text) == nil {
+		return text == streamjson.PrimeText
+	}
+	var blocks []struct{ Text string }
+	return json.Unmarshal(last, &blocks) == nil && len(blocks) > 0 && blocks[len(blocks)-1].Text == streamjson.PrimeText
+}
+
+// A resume ahead whose prime fails after the CLI wrote the prime turn to
+// the conversation's transcript (here its model request never got an
+// answer within the bound; a settings change, Shutdown or a run needing
+// the slot kill it the same way) is killed before the rewind. The
+// transcript then ends with the prime turn, and the next --resume must
+// still not send it to the model.
+func TestAttackFailedPrimeNeverResumed(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "First reply."}, {Text: "Second reply."}}, envOptions{quiet: true,
+		relayWrap: holdPrimes, runConfig: func(c *runner.Config) { c.PrimeTimeout = 2 * time.Second }})
+	s := e.aheadSession()
+	fresh, err := e.st.GetSession(t.Context(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := e.dial(s.ID, 0) // resumed ahead; its prime's request is held
+	deadline := time.Now().Add(20 * time.Second)
+	for !strings.Contains(e.transcriptOf(e.project.ID, fresh.ClaudeSessionID), streamjson.PrimeText) {
+		if time.Now().After(deadline) {
+			t.Fatal("the prime turn never reached the transcript")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(3 * time.Second) // the prime times out and its process is killed
+	w.conn.Close()
+	if _, live := e.sup.Live(s.ID); live {
+		t.Fatal("a process whose prime failed was kept")
+	}
+	if err := e.srv.prompt(t.Context(), fresh, "second", runner.Author{Name: e.user.Name, ID: e.user.ID}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitModelSaw("second")
+	last := e.fake.Requests()[len(e.fake.Requests())-1]
+	if got, want := strings.Join(roles(last), "\n"), "user:first\nassistant:First reply.\nuser:second"; got != want {
+		t.Fatalf("the --resume after a failed prime sent the model:\n%s\nwant:\n%s", got, want)
+	}
+	e.noPrimeSeen(s.ID)
 }

@@ -1,0 +1,124 @@
+package runner
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+
+	"parley/safefile"
+	"parley/streamjson"
+)
+
+// A prime that never got its rewind.
+//
+// A prime that fails once the CLI has written its turn to the transcript
+// (its process killed by Shutdown, a settings change or the timeout while
+// the turn ran) leaves that turn at the end of the conversation, and the
+// next --resume would load it: the model would see it
+// (TestAttackFailedPrimeNeverResumed). A start that resumes a conversation
+// whose transcript holds such a turn rewinds it away first, with the same
+// rewind_conversation a prime ends with, before anything else is written.
+
+// unprimeID is the request id of that rewind.
+const unprimeID = "parley-unprime"
+
+// unprimeTimeout bounds it.
+const unprimeTimeout = 30 * time.Second
+
+// unprime rewinds away a prime turn the resumed conversation of p still
+// holds, if any. An error leaves p as it was, prime and all.
+func (s *Supervisor) unprime(r *Run, p *process) error {
+	target := danglingPrime(r.spec.ConfigDir, r.spec.ClaudeSessionID)
+	if target == "" {
+		return nil
+	}
+	if err := writeLine(p, streamjson.NewRewind(unprimeID, target)); err != nil {
+		return err
+	}
+	done := make(chan error, 1)
+	go func() { done <- awaitRewind(p.decoder(), unprimeID) }()
+	select {
+	case err := <-done:
+		if err == nil {
+			r.log.Info("rewound a prime turn a failed prime left in the conversation", "uuid", target)
+		}
+		return err
+	case <-time.After(unprimeTimeout):
+		return fmt.Errorf("unprime: no answer within %s", unprimeTimeout)
+	}
+}
+
+// awaitRewind reads dec until the answer to the rewind id: nil when the
+// CLI rewound. Other lines (none come before a first turn) are dropped.
+func awaitRewind(dec *Decoder, id string) error {
+	for {
+		l, err := dec.Next()
+		if err != nil {
+			return fmt.Errorf("rewind: claude's output ended: %w", err)
+		}
+		if l.Err != nil || l.Type != "control_response" {
+			continue
+		}
+		var a streamjson.ControlAnswer
+		if json.Unmarshal(l.Raw, &a) != nil || a.Response.RequestID != id {
+			continue
+		}
+		var body struct {
+			Rewound bool `json:"rewound"`
+		}
+		if a.Response.Subtype != "success" || json.Unmarshal(a.Response.Response, &body) != nil || !body.Rewound {
+			return fmt.Errorf("rewind: refused: %.300s", l.Raw)
+		}
+		return nil
+	}
+}
+
+// danglingPrime is the uuid of the last prime turn in the transcript of
+// a conversation that no rewind cut away (the CLI's rewind appends a
+// last-prompt line with rewound and cutUuid), or "". The transcript is
+// the runs' to write: read as hostile input, a line at a time, bounded.
+func danglingPrime(configDir, claudeSessionID string) string {
+	if configDir == "" || uuid.Validate(claudeSessionID) != nil {
+		return ""
+	}
+	f, err := safefile.OpenGlob(configDir, streamjson.TranscriptGlob(claudeSessionID))
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	primeText, _ := json.Marshal(streamjson.PrimeText)
+	var open []string // prime turns not rewound, oldest first
+	_ = streamjson.EachLine(f, func(_ int, line []byte) bool {
+		if !bytes.Contains(line, primeText[1:len(primeText)-1]) && !bytes.Contains(line, []byte(`"rewound"`)) {
+			return true
+		}
+		var e struct {
+			Type    string `json:"type"`
+			UUID    string `json:"uuid"`
+			Rewound bool   `json:"rewound"`
+			Cut     string `json:"cutUuid"`
+		}
+		if json.Unmarshal(line, &e) != nil {
+			return true
+		}
+		switch {
+		case e.Type == "user" && e.UUID != "" && primeEcho(line) == e.UUID:
+			open = append(open, e.UUID)
+		case e.Type == "last-prompt" && e.Rewound:
+			for i, u := range open {
+				if u == e.Cut {
+					open = append(open[:i], open[i+1:]...)
+					break
+				}
+			}
+		}
+		return true
+	}, nil)
+	if len(open) == 0 {
+		return ""
+	}
+	return open[len(open)-1]
+}
