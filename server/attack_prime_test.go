@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 
 	"parley/runner"
 	"parley/runner/fakeapi"
+	"parley/store"
 	"parley/streamjson"
 	"parley/warm"
 )
@@ -163,24 +165,37 @@ func holdPrimes(next http.Handler) http.Handler {
 	})
 }
 
-// lastTextIsPrime says whether a Messages API request's last message
-// ends with the prime turn's text: the prime's own request.
+// lastTextIsPrime says whether a Messages API request's last user
+// message holds the prime turn's text: the prime's own request.
 func lastTextIsPrime(body []byte) bool {
 	var rq struct {
 		Messages []struct {
+			Role    string          `json:"role"`
 			Content json.RawMessage `json:"content"`
 		} `json:"messages"`
 	}
-	if json.Unmarshal(body, &rq) != nil || len(rq.Messages) == 0 {
+	if json.Unmarshal(body, &rq) != nil {
 		return false
 	}
-	last := rq.Messages[len(rq.Messages)-1].Content
-	var text string
-	if json.Unmarshal(last, &text) == nil {
-		return text == streamjson.PrimeText
+	for i := len(rq.Messages) - 1; i >= 0; i-- {
+		if rq.Messages[i].Role != "user" {
+			continue
+		}
+		last := rq.Messages[i].Content
+		var text string
+		if json.Unmarshal(last, &text) == nil {
+			return text == streamjson.PrimeText
+		}
+		var blocks []struct{ Text string }
+		_ = json.Unmarshal(last, &blocks)
+		for _, b := range blocks {
+			if b.Text == streamjson.PrimeText {
+				return true
+			}
+		}
+		return false
 	}
-	var blocks []struct{ Text string }
-	return json.Unmarshal(last, &blocks) == nil && len(blocks) > 0 && blocks[len(blocks)-1].Text == streamjson.PrimeText
+	return false
 }
 
 // A resume ahead whose prime fails after the CLI wrote the prime turn to
@@ -219,4 +234,82 @@ func TestAttackFailedPrimeNeverResumed(t *testing.T) {
 		t.Fatalf("the --resume after a failed prime sent the model:\n%s\nwant:\n%s", got, want)
 	}
 	e.noPrimeSeen(s.ID)
+}
+
+// A new session that took a warm process whose prime failed mid-turn
+// starts cold with the same conversation id: neither its first message
+// nor a later --resume may send the model the prime. (Measured on
+// 2.1.328: the CLI does not write a new conversation's transcript before
+// its first answer, so the failed prime left none; this holds if that
+// ever changes only through unprime.go.)
+func TestAttackFailedWarmPrimeNeverSent(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "cold reply"}}, envOptions{quiet: true, perTurn: true, warm: testWarm(),
+		relayWrap: holdPrimes, runConfig: func(c *runner.Config) { c.PrimeTimeout = 2 * time.Second }})
+	e.get(fmt.Sprintf("/projects/%d", e.project.ID))
+	e.warmPid(e.project.ID)
+	id := e.createSessionForm(e.project.ID, "first words") // takes it while its prime is held
+	e.waitModelSaw("first words")
+	first := e.fake.Requests()[len(e.fake.Requests())-1]
+	if got := strings.Join(roles(first), "\n"); got != "user:first words" {
+		t.Fatalf("the first message after a failed warm prime sent the model:\n%s", got)
+	}
+	sess, err := e.st.GetSession(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitTurnOver(id)
+	e.endRun(id)
+	if err := e.srv.prompt(t.Context(), sess, "and then", runner.Author{Name: e.user.Name, ID: e.user.ID}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitModelSaw("and then")
+	last := e.fake.Requests()[len(e.fake.Requests())-1]
+	if got := strings.Join(roles(last), "\n"); got != "user:first words\nassistant:cold reply\nuser:and then" {
+		t.Fatalf("a --resume after a failed warm prime sent the model:\n%s", got)
+	}
+	e.noPrimeSeen(id)
+}
+
+// A warm process primed (and rewound), taken by a new session, but not
+// used because the project's settings changed meanwhile: the session
+// starts cold with the conversation id whose transcript the prime wrote.
+// The model gets the message alone, now and after a --resume.
+func TestAttackPrimedWarmNotUsedLeavesNoTrace(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "cold reply"}}, envOptions{quiet: true, perTurn: true, warm: testWarm()})
+	e.get(fmt.Sprintf("/projects/%d", e.project.ID))
+	pid := e.warmPid(e.project.ID)
+	for deadline := time.Now().Add(30 * time.Second); !slices.Contains(e.warm.ReadyPids(e.project.ID), pid); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the process ahead never finished its prime")
+		}
+	}
+	if err := e.st.SetProjectLimits(t.Context(), e.project.ID, store.ProjectLimits{SessionBudgetUSD: 3}); err != nil {
+		t.Fatal(err)
+	}
+	id := e.createSessionForm(e.project.ID, "first words")
+	e.waitModelSaw("first words")
+	if got := e.livePid(id); got == pid {
+		t.Fatalf("the session runs in the process started with the old settings (%d)", pid)
+	}
+	sess, err := e.st.GetSession(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := e.fake.Requests()[len(e.fake.Requests())-1]
+	if got := strings.Join(roles(first), "\n"); got != "user:first words" {
+		t.Fatalf("the cold start after an unused prime sent the model:\n%s", got)
+	}
+	e.waitTurnOver(id)
+	// (Measured on 2.1.328: a primed process killed unused wrote no
+	// transcript; if it ever does, the --resume below reads it.)
+	e.endRun(id)
+	if err := e.srv.prompt(t.Context(), sess, "and then", runner.Author{Name: e.user.Name, ID: e.user.ID}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitModelSaw("and then")
+	last := e.fake.Requests()[len(e.fake.Requests())-1]
+	if got := strings.Join(roles(last), "\n"); got != "user:first words\nassistant:cold reply\nuser:and then" {
+		t.Fatalf("a --resume after an unused prime sent the model:\n%s", got)
+	}
+	e.noPrimeSeen(id)
 }
