@@ -313,3 +313,90 @@ func TestAttackPrimedWarmNotUsedLeavesNoTrace(t *testing.T) {
 	}
 	e.noPrimeSeen(id)
 }
+
+// resultOf is the payload of the session's first result event.
+func (e *env) resultOf(sessionID string) map[string]any {
+	e.t.Helper()
+	evs, err := e.st.EventsAfter(e.t.Context(), sessionID, 0, 0)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	for _, ev := range evs {
+		if ev.Type == "result" {
+			var m map[string]any
+			if err := json.Unmarshal(ev.Payload, &m); err != nil {
+				e.t.Fatal(err)
+			}
+			return m
+		}
+	}
+	e.t.Fatalf("session %s has no result", sessionID)
+	return nil
+}
+
+// What a session's first turn shows people (its result's cost, usage,
+// turns; the gateway's usage rows; its page and exports) is the same
+// whether its process was primed or started cold: nothing of the prime
+// is counted or shown.
+func TestAttackPrimeCostsNothingShown(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "a reply", InputTokens: 1000}}, envOptions{quiet: true, perTurn: true, warm: testWarm()})
+	e.get(fmt.Sprintf("/projects/%d", e.project.ID))
+	pid := e.warmPid(e.project.ID)
+	for deadline := time.Now().Add(30 * time.Second); !slices.Contains(e.warm.ReadyPids(e.project.ID), pid); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the process ahead never finished its prime")
+		}
+	}
+	warmID := e.createSessionForm(e.project.ID, "first words")
+	if got := e.livePid(warmID); got != pid {
+		t.Fatalf("the session runs in %d, not in the primed process %d", got, pid)
+	}
+	e.waitTurnOver(warmID)
+	cold := e.newSession() // not through the form: a cold start
+	w := e.dial(cold.ID, 0)
+	w.prompt("first words")
+	w.waitFor(60*time.Second, "turn-result")
+	e.waitTurnOver(cold.ID)
+	a, b := e.resultOf(warmID), e.resultOf(cold.ID)
+	for _, k := range []string{"total_cost_usd", "num_turns", "usage"} {
+		ja, _ := json.Marshal(a[k])
+		jb, _ := json.Marshal(b[k])
+		if k == "usage" {
+			ja, jb = []byte(fmt.Sprint(a[k].(map[string]any)["input_tokens"], a[k].(map[string]any)["output_tokens"])),
+				[]byte(fmt.Sprint(b[k].(map[string]any)["input_tokens"], b[k].(map[string]any)["output_tokens"]))
+		}
+		if string(ja) != string(jb) {
+			t.Errorf("%s of the primed session's first turn = %s, of the cold one's = %s", k, ja, jb)
+		}
+	}
+	if n := len(e.fake.Requests()); n != 2 {
+		t.Errorf("the model got %d requests for two messages", n)
+	}
+	u, err := e.st.ProjectUsage(t.Context(), e.project.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Requests != 2 {
+		t.Errorf("the gateway charged %d requests for two messages: %+v", u.Requests, u)
+	}
+	ws, err := e.st.GetSession(t.Context(), warmID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := e.st.GetSession(t.Context(), cold.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/sessions/" + warmID, "/sessions/" + warmID + "/export.md", "/sessions/" + warmID + "/export.json"} {
+		resp, body := e.get(path)
+		if resp.StatusCode != http.StatusOK || !strings.Contains(body, "first words") {
+			t.Fatalf("GET %s = %d:\n%.500s", path, resp.StatusCode, body)
+		}
+		if strings.Contains(body, "Parley readies") || strings.Contains(body, streamjson.PrimeMessagePrefix) {
+			t.Errorf("GET %s shows the prime", path)
+		}
+	}
+	if ws.TotalCostUSD != cs.TotalCostUSD || ws.NumTurns != cs.NumTurns {
+		t.Errorf("the primed session shows $%v in %d turns, the cold one $%v in %d", ws.TotalCostUSD, ws.NumTurns, cs.TotalCostUSD, cs.NumTurns)
+	}
+}
