@@ -76,10 +76,12 @@ func awaitRewind(dec *Decoder, id string) error {
 	}
 }
 
-// danglingPrime is the uuid of the last prime turn in the transcript of
-// a conversation that no rewind cut away (the CLI's rewind appends a
-// last-prompt line with rewound and cutUuid), or "". The transcript is
-// the runs' to write: read as hostile input, a line at a time, bounded.
+// danglingPrime is the uuid of a prime turn that ends the transcript of a
+// conversation (nothing after it but its answer) and that no rewind cut
+// away (the CLI's rewind appends a last-prompt line with rewound and
+// cutUuid), or "". The transcript is the runs' to write: read as hostile
+// input, a line at a time, bounded; the worst it can do is have a resume
+// rewind its own last turn away.
 func danglingPrime(configDir, claudeSessionID string) string {
 	if configDir == "" || uuid.Validate(claudeSessionID) != nil {
 		return ""
@@ -90,35 +92,34 @@ func danglingPrime(configDir, claudeSessionID string) string {
 	}
 	defer f.Close()
 	primeText, _ := json.Marshal(streamjson.PrimeText)
-	var open []string // prime turns not rewound, oldest first
+	open := "" // the last prime turn, while nothing but its answer followed it
 	_ = streamjson.EachLine(f, func(_ int, line []byte) bool {
-		if !bytes.Contains(line, primeText[1:len(primeText)-1]) && !bytes.Contains(line, []byte(`"rewound"`)) {
-			return true
-		}
 		var e struct {
-			Type    string `json:"type"`
-			UUID    string `json:"uuid"`
-			Rewound bool   `json:"rewound"`
-			Cut     string `json:"cutUuid"`
+			Type    string          `json:"type"`
+			UUID    string          `json:"uuid"`
+			Message json.RawMessage `json:"message"`
+			Rewound bool            `json:"rewound"`
+			Cut     string          `json:"cutUuid"`
+		}
+		if !bytes.Contains(line, []byte(`"user"`)) && !bytes.Contains(line, []byte(`"assistant"`)) && !bytes.Contains(line, []byte(`"rewound"`)) {
+			return true // attachments, bookkeeping
 		}
 		if json.Unmarshal(line, &e) != nil {
 			return true
 		}
 		switch {
-		case e.Type == "user" && e.UUID != "" && primeEcho(line) == e.UUID:
-			open = append(open, e.UUID)
-		case e.Type == "last-prompt" && e.Rewound:
-			for i, u := range open {
-				if u == e.Cut {
-					open = append(open[:i], open[i+1:]...)
-					break
-				}
-			}
+		case e.Type == "user" && e.UUID != "" && bytes.Contains(line, primeText[1:len(primeText)-1]) && primeEcho(line) == e.UUID:
+			open = e.UUID
+		case e.Type == "last-prompt" && e.Rewound && e.Cut == open:
+			open = ""
+		case e.Type == "assistant" && streamjson.IsPrimeAnswer(e.Message):
+		case e.Type == "user" || e.Type == "assistant":
+			// The conversation went on after it: a rewind now would cut
+			// what came later. (A resume that loaded the prime is past
+			// mending; one that did not has it on a dead branch.)
+			open = ""
 		}
 		return true
 	}, nil)
-	if len(open) == 0 {
-		return ""
-	}
-	return open[len(open)-1]
+	return open
 }
