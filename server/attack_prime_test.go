@@ -400,3 +400,75 @@ func TestAttackPrimeCostsNothingShown(t *testing.T) {
 		t.Errorf("the primed session shows $%v in %d turns, the cold one $%v in %d", ws.TotalCostUSD, ws.NumTurns, cs.TotalCostUSD, cs.NumTurns)
 	}
 }
+
+// A resume ahead whose prime fails leaves nothing: no process, no files
+// in the runtime directory, no slot held, no live token.
+func TestAttackFailedPrimeLeavesNothing(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "First reply."}}, envOptions{quiet: true, maxRuns: 1,
+		relayWrap: holdPrimes, runConfig: func(c *runner.Config) { c.PrimeTimeout = time.Second }})
+	s := e.aheadSession()
+	sess, err := e.st.GetSession(t.Context(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := func() []string {
+		ents, _ := os.ReadDir(e.runtimeDir())
+		var names []string
+		for _, d := range ents {
+			names = append(names, d.Name())
+		}
+		return names
+	}
+	idle := files()
+	w := e.dial(s.ID, 0) // resumed ahead; its prime's request is held
+	defer w.conn.Close()
+	deadline := time.Now().Add(20 * time.Second)
+	for len(pidsWith(sess.ClaudeSessionID)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("opening the page started no process ahead")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for len(pidsWith(sess.ClaudeSessionID)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("processes %v of a failed prime are left", pidsWith(sess.ClaudeSessionID))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond)
+	if _, live := e.sup.Live(s.ID); live {
+		t.Fatal("a run of a failed prime is live")
+	}
+	if !e.sup.SlotFree() {
+		t.Error("a failed prime holds the only slot")
+	}
+	if got := files(); !slices.Equal(got, idle) {
+		t.Errorf("runtime files %v after a failed prime, %v before", got, idle)
+	}
+}
+
+// A resume ahead of a conversation the CLI never saved fails at its
+// prime ("No conversation found"): the message then starts the fresh
+// conversation as an unprimed one would, and nothing of a prime shows.
+func TestAttackPrimeOfAMissingConversation(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "Fresh start, message received."}}, envOptions{quiet: true})
+	s := e.newSession()
+	if err := e.st.MarkClaudeStarted(t.Context(), s.ID); err != nil {
+		t.Fatal(err)
+	}
+	w := e.dial(s.ID, 0) // resumed ahead: no transcript, so its prime fails
+	defer w.conn.Close()
+	time.Sleep(3 * time.Second)
+	if _, live := e.sup.Live(s.ID); live {
+		t.Fatal("a process whose resume failed is live")
+	}
+	w.prompt("are you there?")
+	w.waitFor(60*time.Second, "Claude could not resume the earlier conversation", "Fresh start, message received.")
+	if n := len(e.fake.Requests()); n != 1 {
+		t.Fatalf("the model got %d requests, want the message's", n)
+	}
+	if got := strings.Join(roles(e.fake.Requests()[0]), "\n"); got != "user:are you there?" {
+		t.Fatalf("the fresh conversation sent the model:\n%s", got)
+	}
+	e.noPrimeSeen(s.ID)
+}
