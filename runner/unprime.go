@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -29,7 +30,8 @@ const unprimeID = "parley-unprime"
 const unprimeTimeout = 30 * time.Second
 
 // unprime rewinds away a prime turn the resumed conversation of p still
-// holds, if any. An error leaves p as it was, prime and all.
+// holds, if any. A refused rewind is logged and the run goes on; an error
+// (no answer) leaves p to be killed.
 func (s *Supervisor) unprime(r *Run, p *process) error {
 	target := danglingPrime(r.spec.ConfigDir, r.spec.ClaudeSessionID)
 	if target == "" {
@@ -42,6 +44,12 @@ func (s *Supervisor) unprime(r *Run, p *process) error {
 	go func() { done <- awaitRewind(p.decoder(), unprimeID) }()
 	select {
 	case err := <-done:
+		if errors.Is(err, errRewindRefused) {
+			// The process reads on: the resume goes ahead, prime and all,
+			// rather than fail the session's every start.
+			r.log.Warn("could not rewind a prime turn a failed prime left in the conversation", "uuid", target, "err", err)
+			return nil
+		}
 		if err == nil {
 			r.log.Info("rewound a prime turn a failed prime left in the conversation", "uuid", target)
 		}
@@ -50,6 +58,9 @@ func (s *Supervisor) unprime(r *Run, p *process) error {
 		return fmt.Errorf("unprime: no answer within %s", unprimeTimeout)
 	}
 }
+
+// errRewindRefused says the CLI answered a rewind with a refusal.
+var errRewindRefused = errors.New("rewind: refused")
 
 // awaitRewind reads dec until the answer to the rewind id: nil when the
 // CLI rewound. Other lines (none come before a first turn) are dropped.
@@ -70,7 +81,7 @@ func awaitRewind(dec *Decoder, id string) error {
 			Rewound bool `json:"rewound"`
 		}
 		if a.Response.Subtype != "success" || json.Unmarshal(a.Response.Response, &body) != nil || !body.Rewound {
-			return fmt.Errorf("rewind: refused: %.300s", l.Raw)
+			return fmt.Errorf("%w: %.300s", errRewindRefused, l.Raw)
 		}
 		return nil
 	}

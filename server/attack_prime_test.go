@@ -472,3 +472,32 @@ func TestAttackPrimeOfAMissingConversation(t *testing.T) {
 	}
 	e.noPrimeSeen(s.ID)
 }
+
+// A transcript is the runs' to write: one that ends with a prime turn
+// the CLI cannot rewind (here its parent is no message of the
+// conversation) must not stop the session from resuming.
+func TestAttackUnrewindablePrimeDoesNotBrickTheSession(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "First reply."}, {Text: "Second reply."}}, envOptions{quiet: true})
+	s := e.aheadSession()
+	sess, err := e.st.GetSession(t.Context(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, _ := filepath.Glob(filepath.Join(ConfigDir(e.dataDir, e.project.ID), "projects", "*", sess.ClaudeSessionID+".jsonl"))
+	if len(paths) != 1 {
+		t.Fatalf("transcripts: %v", paths)
+	}
+	planted, _ := json.Marshal(map[string]any{"type": "user", "uuid": "7d3c1f0e-9a8b-4c2d-8e1f-0a9b8c7d6e5f",
+		"parentUuid": "00000000-0000-4000-8000-000000000000", "sessionId": sess.ClaudeSessionID,
+		"message": map[string]any{"role": "user", "content": streamjson.PrimeText}})
+	f, err := os.OpenFile(paths[0], os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = f.Write(append(planted, '\n'))
+	f.Close()
+	if err := e.srv.prompt(t.Context(), sess, "second", runner.Author{Name: e.user.Name, ID: e.user.ID}); err != nil {
+		t.Fatal(err)
+	}
+	e.waitModelSaw("second")
+}
