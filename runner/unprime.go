@@ -112,14 +112,18 @@ func danglingPrime(configDir, claudeSessionID string) string {
 			Rewound bool            `json:"rewound"`
 			Cut     string          `json:"cutUuid"`
 		}
-		if !bytes.Contains(line, []byte(`"user"`)) && !bytes.Contains(line, []byte(`"assistant"`)) && !bytes.Contains(line, []byte(`"rewound"`)) {
+		isPrime := bytes.Contains(line, primeText[1:len(primeText)-1])
+		if !isPrime && open == "" {
+			return true // most lines: only a prime turn starts a search
+		}
+		if !isPrime && !bytes.Contains(line, []byte(`"user"`)) && !bytes.Contains(line, []byte(`"assistant"`)) && !bytes.Contains(line, []byte(`"rewound"`)) {
 			return true // attachments, bookkeeping
 		}
 		if json.Unmarshal(line, &e) != nil {
 			return true
 		}
 		switch {
-		case e.Type == "user" && e.UUID != "" && bytes.Contains(line, primeText[1:len(primeText)-1]) && primeEcho(line) == e.UUID:
+		case isPrime && e.Type == "user" && e.UUID != "" && primeEcho(line) == e.UUID:
 			open = e.UUID
 		case e.Type == "last-prompt" && e.Rewound && e.Cut == open:
 			open = ""
