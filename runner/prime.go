@@ -194,7 +194,8 @@ func (p *process) kill() {
 // meanwhile waits for the start, as it would for a cold one, and then
 // finds the process primed. ctx is the start's. Shutdown waits for it and
 // ends it: a start must not go on priming, and then record a run, after
-// Parley stopped (TestAttackShutdownDuringPrime).
+// Parley stopped (TestAttackShutdownDuringPrime); Stop and StopProject
+// end it too (prime_stop.go).
 func (s *Supervisor) primeAhead(ctx context.Context, r *Run, p *process) error {
 	gw := s.primerFor(r.spec)
 	if gw == nil {
@@ -211,10 +212,15 @@ func (s *Supervisor) primeAhead(ctx context.Context, r *Run, p *process) error {
 		return errClosed
 	}
 	defer s.wg.Done()
-	stop, quit := s.closing(ctx)
+	pr, done := s.primings.add(r.spec.SessionID, r.spec.ProjectID)
+	defer done()
+	stop, quit := s.closing(ctx, pr.stopped)
 	defer quit()
 	err := prime(p, gw, r.spec.ModelToken, s.cfg.PrimeTimeout, stop)
-	if err == nil && s.isClosed() {
+	switch {
+	case pr.isStopped():
+		err = errStoppedWhilePriming
+	case err == nil && s.isClosed():
 		err = errClosed
 	}
 	if err != nil {
@@ -228,8 +234,9 @@ func (s *Supervisor) primeAhead(ctx context.Context, r *Run, p *process) error {
 // closingPoll is how often a prime looks whether Parley is stopping.
 const closingPoll = 20 * time.Millisecond
 
-// closing is closed once Shutdown begins or ctx ends; quit stops looking.
-func (s *Supervisor) closing(ctx context.Context) (stop <-chan struct{}, quit func()) {
+// closing is closed once Shutdown begins, ctx ends or stopped is closed;
+// quit stops looking.
+func (s *Supervisor) closing(ctx context.Context, stopped <-chan struct{}) (stop <-chan struct{}, quit func()) {
 	ch, q := make(chan struct{}), make(chan struct{})
 	go func() {
 		t := time.NewTicker(closingPoll)
@@ -239,6 +246,9 @@ func (s *Supervisor) closing(ctx context.Context) (stop <-chan struct{}, quit fu
 			case <-q:
 				return
 			case <-ctx.Done():
+				close(ch)
+				return
+			case <-stopped:
 				close(ch)
 				return
 			case <-t.C:

@@ -26,6 +26,7 @@ type Supervisor struct {
 	startGuard StartGuard    // nil: starts are not guarded
 	leaseHeld  func() bool   // SetLeaseCheck
 	warms      warmSet       // processes started ahead, not yet adopted (warm.go)
+	primings   primings      // resumes ahead priming now (prime_stop.go)
 
 	ctx  context.Context // the server's lifetime; runs are its children
 	mu   sync.Mutex
@@ -251,6 +252,7 @@ func (s *Supervisor) Fence(sessionID string, runID int64) {
 
 // Stop ends the session's process, if any, and waits for its run to end.
 func (s *Supervisor) Stop(sessionID string) {
+	s.primings.stop(func(p priming) bool { return p.sessionID == sessionID })
 	if r, ok := s.Live(sessionID); ok {
 		r.Stop()
 	}
@@ -258,6 +260,7 @@ func (s *Supervisor) Stop(sessionID string) {
 
 // StopProject ends every run of the project and waits for them.
 func (s *Supervisor) StopProject(projectID int64) {
+	s.primings.stop(func(p priming) bool { return p.projectID == projectID })
 	s.mu.Lock()
 	var runs []*Run
 	for _, r := range s.runs {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -500,4 +501,40 @@ func TestAttackUnrewindablePrimeDoesNotBrickTheSession(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitModelSaw("second")
+}
+
+// A session archived while its resume ahead primes: archiving ends the
+// session's process, and a start that was priming must not come alive
+// after it.
+func TestAttackArchiveDuringPrime(t *testing.T) {
+	bin, flag := slowClaude(t, 3*time.Second)
+	e := newEnv(t, fakeapi.Scenario{{Text: "First reply."}}, envOptions{quiet: true, claudeBin: bin})
+	owner := e.member("owner@example.com", "Olga", roleOwner)
+	s := e.aheadSession()
+	sess, err := e.st.GetSession(t.Context(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(flag, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := e.dial(s.ID, 0) // resumed ahead; the prime waits for the slow CLI
+	deadline := time.Now().Add(10 * time.Second)
+	for len(pidsWith(sess.ClaudeSessionID)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("opening the page started no process ahead")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	w.conn.Close()
+	if resp := e.postAs(owner, "/sessions/"+s.ID+"/archive", url.Values{"archived": {"1"}}); resp.StatusCode != http.StatusSeeOther {
+		t.Fatalf("archive: %d", resp.StatusCode)
+	}
+	time.Sleep(6 * time.Second) // the slow CLI would have started and primed by now
+	if _, live := e.sup.Live(s.ID); live {
+		t.Error("the archived session has a live process: its start primed on after the archive")
+	}
+	if pids := pidsWith(sess.ClaudeSessionID); len(pids) > 0 {
+		t.Errorf("processes %v of the archived session run", pids)
+	}
 }
