@@ -111,3 +111,59 @@ func TestAttackPrimedResumeRequestIsTheColdOne(t *testing.T) {
 		}
 	}
 }
+
+// A session whose last turn was interrupted, resumed ahead and primed,
+// sends the model what a twin session resumed cold sends.
+func TestAttackPrimeAfterAnInterruptedTurn(t *testing.T) {
+	holdA, holdB := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(holdA); close(holdB) })
+	e := newEnv(t, fakeapi.Scenario{{Text: "Thinking hard", Hold: holdA}, {Text: "Thinking hard", Hold: holdB}, {Text: "Back."}, {Text: "Back."}}, envOptions{quiet: true})
+	var sessions []string
+	for i := range 2 {
+		s := e.newSession()
+		w := e.dial(s.ID, 0)
+		w.prompt("first")
+		if err := e.fake.WaitRequests(t.Context(), i+1); err != nil {
+			t.Fatal(err)
+		}
+		w.waitFor(60*time.Second, "Thinking hard")
+		if err := e.sup.Interrupt(t.Context(), s.ID, "you"); err != nil {
+			t.Fatal(err)
+		}
+		e.waitTurnOver(s.ID)
+		w.conn.Close()
+		e.endRun(s.ID)
+		sessions = append(sessions, s.ID)
+	}
+	w := e.dial(sessions[0], 0) // resumed ahead and primed
+	defer w.conn.Close()
+	if !e.waitLive(sessions[0], true, 30*time.Second) {
+		t.Fatal("opening the session did not resume it ahead")
+	}
+	time.Sleep(2 * time.Second) // its prime is done
+	w.prompt("second")
+	e.waitModelSaw("second")
+	e.waitTurnOver(sessions[0])
+	b, err := e.st.GetSession(t.Context(), sessions[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(e.fake.Requests())
+	if err := e.srv.prompt(t.Context(), b, "second", runner.Author{Name: e.user.Name, ID: e.user.ID}); err != nil { // a cold --resume
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(60 * time.Second); len(e.fake.Requests()) == n; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the cold resume's message never reached the model")
+		}
+	}
+	reqs := e.fake.Requests()
+	t.Logf("primed: %q", roles(reqs[n-1]))
+	primed, unprimed := requestShape(t, reqs[n-1].Raw), requestShape(t, reqs[n].Raw)
+	for k, v := range unprimed {
+		if primed[k] != v {
+			t.Errorf("after an interrupted turn, the primed resume's request's %s differs from a cold resume's:\nprimed: %.3000s\ncold:   %.3000s", k, diffFrom(primed[k], v), diffFrom(v, primed[k]))
+		}
+	}
+	e.noPrimeSeen(sessions[0])
+}
