@@ -538,3 +538,43 @@ func TestAttackArchiveDuringPrime(t *testing.T) {
 		t.Errorf("processes %v of the archived session run", pids)
 	}
 }
+
+// A warm process killed by a settings change while it primes (the pool's
+// recheck) leaves nothing: no process, nothing sent to the model; the
+// pool starts another, which primes, and a new session takes it.
+func TestAttackSettingsChangeDuringWarmPrime(t *testing.T) {
+	bin, flag := slowClaude(t, 2*time.Second)
+	if err := os.WriteFile(flag, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, fakeapi.Scenario{{Text: "warm reply"}}, envOptions{quiet: true, perTurn: true, warm: testWarm(), claudeBin: bin})
+	e.get(fmt.Sprintf("/projects/%d", e.project.ID))
+	old := e.warmPid(e.project.ID)
+	time.Sleep(300 * time.Millisecond) // its prime waits for the slow CLI
+	if err := os.Remove(flag); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.st.SetProjectLimits(t.Context(), e.project.ID, store.ProjectLimits{SessionBudgetUSD: 4}); err != nil {
+		t.Fatal(err)
+	}
+	e.warm.Recheck()
+	pidGone(t, old, 10*time.Second)
+	pid := e.warmPid(e.project.ID, old)
+	for deadline := time.Now().Add(30 * time.Second); !slices.Contains(e.warm.ReadyPids(e.project.ID), pid); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the new process ahead never finished its prime")
+		}
+	}
+	if n := len(e.fake.Requests()); n != 0 {
+		t.Fatalf("the model got %d requests before any message", n)
+	}
+	id := e.createSessionForm(e.project.ID, "first words")
+	e.waitModelSaw("first words")
+	if got := e.livePid(id); got != pid {
+		t.Fatalf("the session runs in %d, not in the new primed process %d", got, pid)
+	}
+	if got := strings.Join(roles(e.fake.Requests()[0]), "\n"); got != "user:first words" {
+		t.Fatalf("the model got:\n%s", got)
+	}
+	e.noPrimeSeen(id)
+}
