@@ -578,3 +578,47 @@ func TestAttackSettingsChangeDuringWarmPrime(t *testing.T) {
 	}
 	e.noPrimeSeen(id)
 }
+
+// A run whose process was primed gets no free answers afterwards: its own
+// requests to the gateway with its token (curl from Bash) go to the
+// model and are charged, never answered by the gateway as a prime's.
+func TestAttackPrimedRunGetsNoFreeAnswers(t *testing.T) {
+	sc := fakeapi.Scenario{
+		{Text: "First reply."},
+		{ToolName: "Bash", ToolInput: map[string]any{"command": curlGateway("claude-sonnet-4-5")}},
+		{Text: "OUT " + fakeapi.ToolResultPlaceholder},
+	}
+	e := newEnv(t, sc, envOptions{quiet: true})
+	settings := e.project.ProjectSettings
+	settings.AllowedTools = []string{"Bash"}
+	if err := e.st.UpdateProjectSettings(t.Context(), e.project.ID, settings, ""); err != nil {
+		t.Fatal(err)
+	}
+	s := e.aheadSession()
+	before, err := e.st.ProjectUsage(t.Context(), e.project.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := e.dial(s.ID, 0) // resumed ahead and primed
+	defer w.conn.Close()
+	if !e.waitLive(s.ID, true, 30*time.Second) {
+		t.Fatal("opening the session did not resume it ahead")
+	}
+	time.Sleep(2 * time.Second) // its prime is done
+	w.prompt("curl the gateway")
+	w.waitFor(90*time.Second, "OUT ", "Done ·")
+	out, _ := e.lastToolResult(3) // "first", the message's, its tool result's
+	if strings.Contains(out, streamjson.PrimeMessagePrefix) || !strings.Contains(out, "HTTP200") {
+		t.Fatalf("the run's own request after its prime was answered:\n%s", out)
+	}
+	if side := sideRequestsOf(e, "gateway attack"); len(side) != 1 {
+		t.Fatalf("%d of the run's own requests reached the model, want 1", len(side))
+	}
+	after, err := e.st.ProjectUsage(t.Context(), e.project.ID, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := after.Requests - before.Requests; got != 3 { // the CLI's two and the curl
+		t.Errorf("the gateway charged %d requests for the message's turn, want 3", got)
+	}
+}
