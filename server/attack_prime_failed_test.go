@@ -137,13 +137,7 @@ func TestAttackFailedWarmPrimeNeverSent(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitTurnOver(id)
-	e.endRun(id)
-	if err := e.srv.prompt(t.Context(), sess, "and then", runner.Author{Name: e.user.Name, ID: e.user.ID}); err != nil {
-		t.Fatal(err)
-	}
-	e.waitModelSaw("and then")
-	last := e.fake.Requests()[len(e.fake.Requests())-1]
-	if got := strings.Join(roles(last), "\n"); got != "user:first words\nassistant:cold reply\nuser:and then" {
+	if got := e.coldResumeSends(sess, "and then"); got != "user:first words\nassistant:cold reply\nuser:and then" {
 		t.Fatalf("a --resume after a failed warm prime sent the model:\n%s", got)
 	}
 	e.noPrimeSeen(id)
@@ -155,13 +149,7 @@ func TestAttackFailedWarmPrimeNeverSent(t *testing.T) {
 // The model gets the message alone, now and after a --resume.
 func TestAttackPrimedWarmNotUsedLeavesNoTrace(t *testing.T) {
 	e := newEnv(t, fakeapi.Scenario{{Text: "cold reply"}}, envOptions{quiet: true, perTurn: true, warm: testWarm()})
-	e.get(fmt.Sprintf("/projects/%d", e.project.ID))
-	pid := e.warmPid(e.project.ID)
-	for deadline := time.Now().Add(30 * time.Second); !slices.Contains(e.warm.ReadyPids(e.project.ID), pid); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the process ahead never finished its prime")
-		}
-	}
+	pid := e.readyWarmPid(e.project.ID)
 	if err := e.st.SetProjectLimits(t.Context(), e.project.ID, store.ProjectLimits{SessionBudgetUSD: 3}); err != nil {
 		t.Fatal(err)
 	}
@@ -181,13 +169,7 @@ func TestAttackPrimedWarmNotUsedLeavesNoTrace(t *testing.T) {
 	e.waitTurnOver(id)
 	// (Measured on 2.1.328: a primed process killed unused wrote no
 	// transcript; if it ever does, the --resume below reads it.)
-	e.endRun(id)
-	if err := e.srv.prompt(t.Context(), sess, "and then", runner.Author{Name: e.user.Name, ID: e.user.ID}); err != nil {
-		t.Fatal(err)
-	}
-	e.waitModelSaw("and then")
-	last := e.fake.Requests()[len(e.fake.Requests())-1]
-	if got := strings.Join(roles(last), "\n"); got != "user:first words\nassistant:cold reply\nuser:and then" {
+	if got := e.coldResumeSends(sess, "and then"); got != "user:first words\nassistant:cold reply\nuser:and then" {
 		t.Fatalf("a --resume after an unused prime sent the model:\n%s", got)
 	}
 	e.noPrimeSeen(id)

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -37,13 +36,7 @@ func requestShape(t *testing.T, raw []byte) map[string]string {
 // skill listings) nor changed its system prompt or tools.
 func TestAttackPrimedFirstRequestIsTheColdOne(t *testing.T) {
 	e := newEnv(t, fakeapi.Scenario{{Text: "a reply"}}, envOptions{quiet: true, perTurn: true, warm: testWarm()})
-	e.get(fmt.Sprintf("/projects/%d", e.project.ID))
-	pid := e.warmPid(e.project.ID)
-	for deadline := time.Now().Add(30 * time.Second); !slices.Contains(e.warm.ReadyPids(e.project.ID), pid); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the process ahead never finished its prime")
-		}
-	}
+	pid := e.readyWarmPid(e.project.ID)
 	warmID := e.createSessionForm(e.project.ID, "first words")
 	if got := e.livePid(warmID); got != pid {
 		t.Fatalf("the session runs in %d, not in the primed process %d", got, pid)

@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -119,13 +118,7 @@ func (e *env) resultOf(sessionID string) map[string]any {
 // is counted or shown.
 func TestAttackPrimeCostsNothingShown(t *testing.T) {
 	e := newEnv(t, fakeapi.Scenario{{Text: "a reply", InputTokens: 1000}}, envOptions{quiet: true, perTurn: true, warm: testWarm()})
-	e.get(fmt.Sprintf("/projects/%d", e.project.ID))
-	pid := e.warmPid(e.project.ID)
-	for deadline := time.Now().Add(30 * time.Second); !slices.Contains(e.warm.ReadyPids(e.project.ID), pid); time.Sleep(20 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the process ahead never finished its prime")
-		}
-	}
+	pid := e.readyWarmPid(e.project.ID)
 	warmID := e.createSessionForm(e.project.ID, "first words")
 	if got := e.livePid(warmID); got != pid {
 		t.Fatalf("the session runs in %d, not in the primed process %d", got, pid)

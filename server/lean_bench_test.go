@@ -56,12 +56,7 @@ func BenchmarkLiveSessionMemory(b *testing.B) {
 			for range n {
 				var id string
 				if c.warm {
-					e.get(fmt.Sprintf("/projects/%d", e.project.ID))
-					for deadline := time.Now().Add(time.Minute); len(e.warm.ReadyPids(e.project.ID)) == 0; time.Sleep(10 * time.Millisecond) {
-						if time.Now().After(deadline) {
-							b.Fatal("no process ahead was ready within a minute")
-						}
-					}
+					e.readyWarmPid(e.project.ID)
 					id = e.createSessionForm(e.project.ID, "hi")
 				} else {
 					id = e.newSession().ID

@@ -11,6 +11,7 @@ import (
 
 	"parley/runner"
 	"parley/runner/fakeapi"
+	"parley/store"
 	"parley/streamjson"
 	"parley/warm"
 )
@@ -72,6 +73,19 @@ func roles(r fakeapi.Request) []string {
 		out = append(out, m.Role+":"+strings.Join(texts, "|"))
 	}
 	return out
+}
+
+// coldResumeSends ends the session's run and sends text, which starts its
+// process again with --resume (no page open, nothing started ahead); it
+// returns the conversation the model got with it (roles, one a line).
+func (e *env) coldResumeSends(sess store.Session, text string) string {
+	e.t.Helper()
+	e.endRun(sess.ID)
+	if err := e.srv.prompt(e.t.Context(), sess, text, runner.Author{Name: e.user.Name, ID: e.user.ID}); err != nil {
+		e.t.Fatal(err)
+	}
+	e.waitModelSaw(text)
+	return strings.Join(roles(e.fake.Requests()[len(e.fake.Requests())-1]), "\n")
 }
 
 // A new session's first message, in a warm process that was primed: the
@@ -144,20 +158,14 @@ func TestPrimeLeavesNoTraceOnAResume(t *testing.T) {
 	}
 	e.waitTurnOver(s.ID)
 	w.conn.Close()
-	e.endRun(s.ID)
 
 	// A cold resume (the message itself starts the process; no page was open).
 	fresh, err := e.st.GetSession(t.Context(), s.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.srv.prompt(t.Context(), fresh, "third", runner.Author{Name: e.user.Name, ID: e.user.ID}); err != nil {
-		t.Fatal(err)
-	}
-	e.waitModelSaw("third")
-	last = e.fake.Requests()[len(e.fake.Requests())-1]
 	want += "\nassistant:Second reply.\nuser:third"
-	if got := strings.Join(roles(last), "\n"); got != want {
+	if got := e.coldResumeSends(fresh, "third"); got != want {
 		t.Fatalf("a later --resume sent the model:\n%s\nwant:\n%s", got, want)
 	}
 	if n := strings.Count(e.transcriptOf(e.project.ID, fresh.ClaudeSessionID), streamjson.PrimeMessagePrefix); n < 2 {
@@ -174,17 +182,7 @@ func TestPrimeLeavesNoTraceOnAResume(t *testing.T) {
 func TestPrimedProcessDeadBeforeItsTakeStartsCold(t *testing.T) {
 	e := newEnv(t, fakeapi.Scenario{{Text: "cold reply"}}, envOptions{quiet: true, perTurn: true,
 		warm: &warm.Config{PerProject: 1, Max: 2, Tick: time.Hour, Recheck: time.Hour, IdleAfter: time.Hour}})
-	e.get(fmt.Sprintf("/projects/%d", e.project.ID))
-	var pid int
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
-		if pids := e.warm.ReadyPids(e.project.ID); len(pids) > 0 {
-			pid = pids[0]
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no process ahead was ready within a minute")
-		}
-	}
+	pid := e.readyWarmPid(e.project.ID)
 	if err := syscall.Kill(-pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}

@@ -57,15 +57,10 @@ func BenchmarkFirstTurn(b *testing.B) {
 // firstTurnLatency is one sample of case c: a new session's first
 // message, submit → request at the model, and submit → the form's answer.
 func firstTurnLatency(b *testing.B, e *env, c string, i int) (time.Duration, time.Duration) {
-	opened := time.Now()
-	e.get(fmt.Sprintf("/projects/%d", e.project.ID)) // the member opens the project
 	if c == "warm" {
-		for len(e.warm.ReadyPids(e.project.ID)) == 0 {
-			if time.Since(opened) > time.Minute {
-				b.Fatal("no process ahead was ready within a minute")
-			}
-			time.Sleep(5 * time.Millisecond)
-		}
+		e.readyWarmPid(e.project.ID) // the member opens the project
+	} else {
+		e.get(fmt.Sprintf("/projects/%d", e.project.ID))
 	}
 	time.Sleep(time.Second) // typing; a process ahead has finished starting
 	have := len(e.fake.Requests())

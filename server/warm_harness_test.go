@@ -51,6 +51,22 @@ func (e *env) warmPid(projectID int64, not ...int) int {
 	return 0
 }
 
+// readyWarmPid opens the project's page and waits until a process ahead
+// has finished its prime (runner.Warm.Ready): a message taken now goes
+// to the CLI at once. It returns that process's pid.
+func (e *env) readyWarmPid(projectID int64) int {
+	e.t.Helper()
+	e.get(fmt.Sprintf("/projects/%d", projectID))
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(10 * time.Millisecond) {
+		if pids := e.warm.ReadyPids(projectID); len(pids) > 0 {
+			return pids[0]
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("no process ahead of project %d finished its prime within a minute", projectID)
+		}
+	}
+}
+
 // createSession submits the new-session form of the project as the env's
 // member with text as the first message, and returns the session's id.
 func (e *env) createSessionForm(projectID int64, text string) string {
