@@ -71,21 +71,14 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 			return nil, err
 		}
 	}
-	// Recorded open at once, before a prime: a merge of the session's
-	// worktree reads the open run before it waits for the start, and must
-	// not take a start ahead for one a message made (server/worktrees.go).
-	s.started(ctx, r, p, o)
 	if o.Ahead {
 		if err := s.primeAhead(ctx, r, p); err != nil {
-			// p is killed; the run recorded open is recorded ended, with
-			// nothing owed (no turn reached it), and the next message
-			// starts anew. The caller gives the slot back.
-			r.onEnd = cleanup
-			r.finish(exitInfo{code: -1, reason: "stopped by Parley (not primed: " + err.Error() + ")", stopped: true})
+			cleanup()
 			cancel()
 			return nil, err
 		}
 	}
+	s.started(ctx, r, p, o)
 	r.onEnd = s.onRunEnd(r, o, cleanup)
 	s.launch(ctx, cancel, r, p)
 	if goOn != nil {

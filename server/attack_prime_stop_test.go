@@ -57,22 +57,10 @@ func TestAttackShutdownDuringPrime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The resume ahead is recorded open from its process's start (a merge
-	// reads it), so Shutdown must leave it recorded ended, and no other.
-	var started, ended int
 	for _, ev := range after {
-		switch ev.Type {
-		case runner.TypeRunStarted:
-			started++
-		case runner.TypeRunEnded:
-			ended++
+		if ev.Type == runner.TypeRunStarted {
+			t.Errorf("a run was recorded after Shutdown: %s %s", ev.Type, ev.Payload)
 		}
-	}
-	if started > 1 || started != ended {
-		t.Errorf("after the page opened and Parley stopped: %d runs recorded started, %d ended; want at most one, ended", started, ended)
-	}
-	if open, err := e.st.HasOpenRun(t.Context(), s.ID); err != nil || open {
-		t.Errorf("a run of the session is still recorded open after Shutdown (%v)", err)
 	}
 	if pids := pidsWith(fresh.ClaudeSessionID); len(pids) > 0 {
 		t.Errorf("processes %v of the session still run 5 s after Shutdown", pids)
