@@ -86,6 +86,12 @@ func (s *Server) aheadSession(ctx context.Context, c *wsConn) (*store.Session, e
 	if err := s.refuseArchived(ctx, sess.ID); err != nil {
 		return nil, err
 	}
+	// A start makes the session's worktree again and marks it active: a
+	// worktree merged or discarded comes back only for a message, never
+	// because someone looked at the page.
+	if wt, err := s.st.SessionWorktree(ctx, sess.ID); err != nil || (wt.Branch != "" && wt.State != store.WorktreeActive) {
+		return nil, err
+	}
 	if err := s.checkBudget(ctx, sess); err != nil {
 		return nil, err
 	}

@@ -126,8 +126,12 @@ func TestBrowserSessionWorktree(t *testing.T) {
 	// Without main's change the merge goes through.
 	runGit(t, repo, "reset", "-q", "--hard", "HEAD~1")
 	var done string
+	step(t, ctx, "open the session again", chromedp.Navigate(e.web.URL+"/sessions/"+sess.ID))
+	// Opening the page resumes the session ahead (docs/instant.md) and
+	// primes it, about a second, before the run is recorded open; a merge
+	// submitted meanwhile is refused as if a message had started it.
+	e.waitAheadLive(sess.ID)
 	step(t, ctx, "merge cleanly",
-		chromedp.Navigate(e.web.URL+"/sessions/"+sess.ID),
 		chromedp.Submit(`#worktree-merge`, chromedp.ByID),
 		chromedp.WaitVisible(`#worktree-done`, chromedp.ByID),
 		chromedp.Text(`#worktree-done`, &done, chromedp.ByID),
@@ -139,6 +143,7 @@ func TestBrowserSessionWorktree(t *testing.T) {
 		t.Errorf("b.txt in the checkout after the merge = %q", got)
 	}
 
+	// (A merged worktree is not resumed ahead: server/ahead.go.)
 	step(t, ctx, "discard",
 		chromedp.Submit(`#worktree-discard`, chromedp.ByID),
 		chromedp.WaitVisible(`#worktree[data-state="discarded"] #worktree-done`, chromedp.ByQuery),
@@ -186,5 +191,14 @@ func TestSharedModeWithoutGit(t *testing.T) {
 	}
 	if body := e.getAs(e.user, "/sessions/"+sess.ID); strings.Contains(body, `id="worktree"`) {
 		t.Error("the session page shows a worktree panel for a shared workspace")
+	}
+}
+
+// waitAheadLive waits until the session's process, resumed ahead by the
+// page that just opened, is live.
+func (e *env) waitAheadLive(sessionID string) {
+	e.t.Helper()
+	if !e.waitLive(sessionID, true, 30*time.Second) {
+		e.t.Fatal("opening the page did not resume the session ahead")
 	}
 }
