@@ -132,17 +132,12 @@ func primeTurn(p *process) error {
 				return err
 			}
 		case l.Type == "control_response":
-			var a streamjson.ControlAnswer
-			if json.Unmarshal(l.Raw, &a) != nil || a.Response.RequestID != rewindID {
-				continue
+			if ours, err := rewindAnswer(l, rewindID); ours {
+				if err != nil {
+					return fmt.Errorf("prime: %w", err)
+				}
+				return nil
 			}
-			var body struct {
-				Rewound bool `json:"rewound"`
-			}
-			if a.Response.Subtype != "success" || json.Unmarshal(a.Response.Response, &body) != nil || !body.Rewound {
-				return fmt.Errorf("prime: the rewind was refused: %.300s", l.Raw)
-			}
-			return nil
 		}
 	}
 }

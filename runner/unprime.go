@@ -73,18 +73,26 @@ func awaitRewind(dec *Decoder, id string) error {
 		if l.Err != nil || l.Type != "control_response" {
 			continue
 		}
-		var a streamjson.ControlAnswer
-		if json.Unmarshal(l.Raw, &a) != nil || a.Response.RequestID != id {
-			continue
+		if ours, err := rewindAnswer(l, id); ours {
+			return err
 		}
-		var body struct {
-			Rewound bool `json:"rewound"`
-		}
-		if a.Response.Subtype != "success" || json.Unmarshal(a.Response.Response, &body) != nil || !body.Rewound {
-			return fmt.Errorf("%w: %.300s", errRewindRefused, l.Raw)
-		}
-		return nil
 	}
+}
+
+// rewindAnswer reads a control_response line: ours says it answers the
+// rewind id, err (errRewindRefused) that the CLI did not rewind.
+func rewindAnswer(l Line, id string) (ours bool, err error) {
+	var a streamjson.ControlAnswer
+	if json.Unmarshal(l.Raw, &a) != nil || a.Response.RequestID != id {
+		return false, nil
+	}
+	var body struct {
+		Rewound bool `json:"rewound"`
+	}
+	if a.Response.Subtype != "success" || json.Unmarshal(a.Response.Response, &body) != nil || !body.Rewound {
+		return true, fmt.Errorf("%w: %.300s", errRewindRefused, l.Raw)
+	}
+	return true, nil
 }
 
 // danglingPrime is the uuid of a prime turn that ends the transcript of a
