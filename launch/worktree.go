@@ -2,6 +2,7 @@ package launch
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"parley/store"
@@ -47,8 +48,25 @@ func (l *Launcher) sessionWorkspace(ctx context.Context, p store.Project, sess s
 	if wt.State != store.WorktreeActive {
 		wt.State = store.WorktreeActive
 		if err := l.st.SetSessionWorktree(ctx, wt); err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				// The session was deleted while git made its worktree, and
+				// the delete found none to remove (a first run takes no
+				// worktree lock): this start removes what it made.
+				l.dropWorktree(ctx, git, workspace, dir, wt.Branch, sess.ID)
+			}
 			return "", nil, err
 		}
 	}
 	return dir, []string{workspace}, nil
+}
+
+// dropWorktree removes a deleted session's worktree and branch, and logs
+// what it did (or could not).
+func (l *Launcher) dropWorktree(ctx context.Context, git *worktree.Git, repo, dir, branch, sessionID string) {
+	ctx = context.WithoutCancel(ctx)
+	err := git.Remove(ctx, repo, dir)
+	if err == nil {
+		err = git.DeleteBranch(ctx, repo, branch)
+	}
+	l.log.Info("a deleted session's worktree, made as it was deleted, is removed", "session_id", sessionID, "branch", branch, "err", err)
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -247,4 +248,40 @@ func TestSessionDeleteRacesAMessage(t *testing.T) {
 		}
 		e.wantSessionGone(sess, repo)
 	}
+}
+
+// A first run's start that makes the session's worktree after a delete
+// removed the session (and found no worktree yet) takes the worktree and
+// branch away again: the start fails, nothing is left. Before, the
+// worktree and branch stayed (TestSessionDeleteRacesAMessage, at random).
+func TestSessionDeleteWhileAFirstRunMakesItsWorktree(t *testing.T) {
+	git, held := heldGit(t, "add") // git worktree add
+	e := newEnv(t, fakeapi.Scenario{}, envOptions{quiet: true, gitBin: git})
+	repo := gitRepo(t)
+	e.useRepo(repo)
+	owner := e.member("owner@example.com", "Olga Owner", roleOwner)
+	sess := e.newSession()
+	started := make(chan error, 1)
+	go func() {
+		_, err := e.srv.launcher.Options(context.WithoutCancel(t.Context()), sess)
+		started <- err
+	}()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(held, "held")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the start never made the worktree")
+		}
+	}
+	if resp := e.postAs(owner, "/sessions/"+sess.ID+"/delete", nil); resp.StatusCode != 200 {
+		t.Fatalf("delete: %d", resp.StatusCode)
+	}
+	if err := os.WriteFile(filepath.Join(held, "go"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-started; !errors.Is(err, store.ErrNotFound) {
+		t.Errorf("the start of a deleted session: %v, want not found", err)
+	}
+	e.wantSessionGone(sess, repo)
 }

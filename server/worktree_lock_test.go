@@ -14,10 +14,10 @@ import (
 	"parley/runner/fakeapi"
 )
 
-// heldGit writes a git for the server that, on `git merge`, marks dir/merging
-// and waits until dir/go exists before it merges: a merge caught in the
-// middle.
-func heldGit(t *testing.T) (bin, dir string) {
+// heldGit writes a git for the server that, on a command with the argument
+// word (`git merge`: "merge"), marks dir/held and waits until dir/go exists
+// before it runs it: a merge, say, caught in the middle.
+func heldGit(t *testing.T, word string) (bin, dir string) {
 	t.Helper()
 	real, err := exec.LookPath("git")
 	if err != nil {
@@ -30,15 +30,15 @@ func heldGit(t *testing.T) (bin, dir string) {
 	bin = filepath.Join(dir, "git")
 	script := fmt.Sprintf(`#!/bin/sh
 for a in "$@"; do
-	if [ "$a" = merge ]; then
-		: > %[1]s/merging
+	if [ "$a" = %[3]s ]; then
+		: > %[1]s/held
 		i=0
 		while [ ! -e %[1]s/go ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done
 		break
 	fi
 done
 exec %[2]s "$@"
-`, dir, real)
+`, dir, real, word)
 	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func (e *env) waitTurnOver(sessionID string) {
 // saved line, not in its sender's socket: the page can do other things,
 // and closing it loses nothing.
 func TestWorktreeMergeHoldsNewRuns(t *testing.T) {
-	git, held := heldGit(t)
+	git, held := heldGit(t, "merge")
 	e := newEnv(t, fakeapi.Scenario{
 		{Text: "Editing.", ToolName: "Bash", ToolInput: map[string]any{"command": "printf 'hello\\n' > b.txt", "description": "edit"}},
 		{Text: "Done editing."},
@@ -105,7 +105,7 @@ func TestWorktreeMergeHoldsNewRuns(t *testing.T) {
 		merged <- result{code: resp.StatusCode, location: resp.Header.Get("Location")}
 	}()
 	for deadline := time.Now().Add(time.Minute); ; {
-		if _, err := os.Stat(filepath.Join(held, "merging")); err == nil {
+		if _, err := os.Stat(filepath.Join(held, "held")); err == nil {
 			break
 		}
 		select {
