@@ -67,7 +67,20 @@ type Pool struct {
 type project struct {
 	used      time.Time
 	ready     []*entry
-	skipUntil time.Time // its options could not be made: tried again then
+	skipUntil time.Time // its options could not be made, or a process died: tried again then
+	deaths    int       // processes that died before use since one was taken (deathWait)
+}
+
+// deathWait is how long a project's next process waits after n processes
+// in a row died before any session took one: 1 s, doubling, at most
+// 5 minutes. A process that crashes at start, is killed by the OOM
+// killer or fails its prime would else be started again at every tick,
+// a second of CPU each.
+func deathWait(n int) time.Duration {
+	if n > 9 {
+		return 5 * time.Minute
+	}
+	return min(time.Second<<max(n-1, 0), 5*time.Minute)
 }
 
 // entry is one process started ahead and what it was started with.

@@ -41,6 +41,7 @@ func (p *Pool) Take(projectID int64) (IDs, bool) {
 			continue
 		}
 		e.takenAt = time.Now()
+		pr.deaths = 0
 		// The next one starts a little later: its start (about 0.7 s of
 		// CPU) must not slow the first turn of the session that took this
 		// one (measured: p50 1.0 s with the refill at once, 0.2 s after it).

@@ -95,6 +95,7 @@ func (p *Pool) spawn(o runnerOptions, base string, projectID int64, claudeID str
 // a session whose run never came for them.
 func (p *Pool) reap(ctx context.Context) {
 	var gone, idle, late []*entry
+	var died []death
 	now := time.Now()
 	p.mu.Lock()
 	for id, pr := range p.projects {
@@ -107,6 +108,11 @@ func (p *Pool) reap(ctx context.Context) {
 		for _, e := range pr.ready {
 			if e.w.Used() || !e.w.Alive() {
 				gone = append(gone, e)
+				if !e.w.Used() { // it died: Parley kills only through Kill, which marks it used
+					pr.deaths++
+					pr.skipUntil = now.Add(deathWait(pr.deaths))
+					died = append(died, death{e, pr.deaths})
+				}
 			} else {
 				kept = append(kept, e)
 			}
@@ -120,6 +126,10 @@ func (p *Pool) reap(ctx context.Context) {
 		}
 	}
 	p.mu.Unlock()
+	for _, d := range died {
+		p.log.Warn("claude started ahead died before a session took it; the project's next waits", "project_id", d.projectID,
+			"pid", d.w.Pid(), "deaths_in_a_row", d.n, "wait", deathWait(d.n))
+	}
 	for _, e := range gone {
 		p.discard(e, "it ended or gave its slot to a run")
 	}
@@ -130,6 +140,12 @@ func (p *Pool) reap(ctx context.Context) {
 		p.log.Info("a process taken for a session was not used", "session_id", e.w.SessionID(), "pid", e.w.Pid())
 		e.w.Kill() // the worktree is the session's now
 	}
+}
+
+// death is a process that died before use, and how many died in a row.
+type death struct {
+	*entry
+	n int
 }
 
 // empty kills every process ready or taken.
