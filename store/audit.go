@@ -80,6 +80,7 @@ func (s *Store) AppendAudit(ctx context.Context, row AuditRow, seal func(AuditRo
 	if err := tx.Commit(ctx); err != nil {
 		return row, fmt.Errorf("commit audit row %d: %w", row.ID, err)
 	}
+	s.auditCommitted(row)
 	return row, nil
 }
 

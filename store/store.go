@@ -41,6 +41,9 @@ type Store struct {
 	// lockSlots bounds the main pool's connections that hold worktree
 	// locks (worktree_lock.go).
 	lockSlots chan struct{}
+	// auditAppended is told of each audit row this Store commits
+	// (OnAuditAppend, audit_witness.go).
+	auditAppended atomic.Pointer[func(AuditRow)]
 }
 
 // Migrate applies every pending migration in migrations.FS to the database at databaseURL.

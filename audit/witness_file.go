@@ -1,0 +1,101 @@
+package audit
+
+import (
+	"bufio"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// ReadWitness returns the newest head in the witness file at path (the
+// line with the greatest seq; several replicas sharing a data directory
+// append to one file). A line that does not parse, such as one torn by a
+// crash mid-write, is skipped. A file without a line gives a zero Head.
+func ReadWitness(path string) (Head, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Head{}, fmt.Errorf("read the audit witness: %w", err)
+	}
+	defer f.Close()
+	newest := Head{From: path}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if h, err := parseLine(sc.Text(), " "); err == nil && h.Seq > newest.Seq {
+			newest.Seq, newest.Hash = h.Seq, h.Hash
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return Head{}, fmt.Errorf("read the audit witness %s: %w", path, err)
+	}
+	return newest, nil
+}
+
+// ParseHead reads a head given as SEQ:HASH (the hash in hex), as the log
+// line "audit trail head" gives them.
+func ParseHead(s string) (Head, error) {
+	h, err := parseLine(strings.TrimSpace(s), ":")
+	if err != nil {
+		return h, fmt.Errorf("%q is not a head: give SEQ:HASH, as the log's \"audit trail head\" line has them (seq=12 hash=ab12… is 12:ab12…)", s)
+	}
+	h.From = "given " + s
+	return h, nil
+}
+
+// parseLine reads "SEQ<sep>HASH", HASH 64 hex digits.
+func parseLine(s, sep string) (Head, error) {
+	seq, hash, ok := strings.Cut(s, sep)
+	n, err := strconv.ParseInt(seq, 10, 64)
+	if !ok || err != nil || n <= 0 || len(hash) != 64 {
+		return Head{}, errors.New("malformed head")
+	}
+	b, err := hex.DecodeString(hash)
+	if err != nil {
+		return Head{}, errors.New("malformed head")
+	}
+	return Head{Seq: n, Hash: b}, nil
+}
+
+// compact replaces the witness file with its newest line: a new file
+// written, fsynced and renamed over it, then reopened. Another process
+// appending meanwhile may lose its line, which only leaves the witness
+// behind.
+func (w *Witness) compact() error {
+	h, err := ReadWitness(w.path)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(w.path), WitnessFile+".*")
+	if err != nil {
+		return fmt.Errorf("compact the audit witness: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // after the rename, nothing is there
+	line := fmt.Sprintf("%d %x\n", h.Seq, h.Hash)
+	if _, err := tmp.WriteString(line); err != nil {
+		tmp.Close()
+		return fmt.Errorf("compact the audit witness: %w", err)
+	}
+	if err := errors.Join(tmp.Sync(), tmp.Close(), os.Rename(tmp.Name(), w.path), syncDir(filepath.Dir(w.path))); err != nil {
+		return fmt.Errorf("compact the audit witness: %w", err)
+	}
+	f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("reopen the audit witness: %w", err)
+	}
+	w.f.Close()
+	w.f, w.size = f, int64(len(line))
+	return nil
+}
+
+// syncDir fsyncs a directory, so a rename in it survives a crash.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,152 @@
+package audit_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"parley/audit"
+	"parley/store"
+)
+
+// witness has st's appends witnessed in a file of a temporary directory,
+// as `parley serve` does; stop ends the witness (its last write done) and
+// returns the file's newest head and what it logged.
+func witness(t *testing.T, st *store.Store) (stop func() (audit.Head, string)) {
+	t.Helper()
+	var logged bytes.Buffer
+	path := filepath.Join(t.TempDir(), audit.WitnessFile)
+	w, err := audit.OpenWitness(path, slog.New(slog.NewTextHandler(&logged, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.OnAuditAppend(w.Note)
+	ctx, cancel := context.WithCancel(t.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = w.Run(ctx) })
+	t.Cleanup(func() { cancel(); wg.Wait() })
+	return func() (audit.Head, string) {
+		st.OnAuditAppend(nil) // what follows is as if Parley died before witnessing it
+		cancel()
+		wg.Wait()
+		h, err := audit.ReadWitness(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h, logged.String()
+	}
+}
+
+// tamper runs sql as the table's owner, the append-only trigger disabled.
+func tamper(t *testing.T, conn *pgx.Conn, sql ...string) {
+	t.Helper()
+	for _, q := range append([]string{`ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_update`}, sql...) {
+		if _, err := conn.Exec(t.Context(), q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
+
+// TestVerifyWitnessSeesTruncation: rows cut from the end of the trail
+// leave a chain that holds, but not the witness's head: Verify says how
+// many rows went, where the witness stands and where the database ends.
+func TestVerifyWitnessSeesTruncation(t *testing.T) {
+	cases := []struct {
+		name, sql, want string
+	}{
+		{"newest three", `DELETE FROM audit_log WHERE id > 5`, "the newest 3 rows were removed (the witness %s has seq 8 hash %x, the database ends at seq 5)"},
+		{"all", `DELETE FROM audit_log`, "the newest 8 rows were removed (the witness %s has seq 8 hash %x, the database ends at seq 0)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l, st, conn := newLog(t)
+			stop := witness(t, st)
+			some(t, l, 8)
+			head, logged := stop()
+			if head.Seq != 8 || !strings.Contains(logged, fmt.Sprintf("audit trail head\" seq=8 hash=%x", head.Hash)) {
+				t.Fatalf("witness head %d, log %q; want seq 8 in both", head.Seq, logged)
+			}
+			tamper(t, conn, c.sql)
+			if res, err := l.Verify(t.Context()); err != nil || !res.OK() {
+				t.Fatalf("without the witness: %v, %v; want the cut chain to hold (the gap this closes)", res, err)
+			}
+			res, err := l.Verify(t.Context(), head)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := fmt.Sprintf(c.want, head.From, head.Hash); res.OK() || res.String() != want {
+				t.Errorf("Verify = %q\nwant %q", res, want)
+			}
+		})
+	}
+}
+
+// TestVerifyLaggingWitnessNoAlarm: Parley dying between a commit and its
+// witness write leaves the witness behind the chain (and perhaps a torn
+// line); that is no alarm.
+func TestVerifyLaggingWitnessNoAlarm(t *testing.T) {
+	l, st, _ := newLog(t)
+	stop := witness(t, st)
+	some(t, l, 5)
+	head, _ := stop()
+	some(t, l, 3) // committed, never witnessed
+	f, err := os.OpenFile(head.From, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintf(f, "8 %x", head.Hash[:7]) // torn mid-line by the crash
+	f.Close()
+	if again, err := audit.ReadWitness(head.From); err != nil || again.Seq != 5 {
+		t.Fatalf("witness with a torn line = %+v, %v; want seq 5", again, err)
+	}
+	res, err := l.Verify(t.Context(), head)
+	if err != nil || !res.OK() || res.Rows != 8 {
+		t.Errorf("Verify = %v, %v; want ok over 8 rows", res, err)
+	}
+}
+
+// TestVerifyWitnessSeesRewrittenTail: the newest rows deleted and forged
+// ones appended with a valid chain (the hash is public) hold as a chain,
+// but the witness's row is not on it.
+func TestVerifyWitnessSeesRewrittenTail(t *testing.T) {
+	cases := []struct {
+		name, sql, want string
+	}{
+		{"ids reused", `SELECT setval('audit_log_id_seq', 5)`, "the newest rows were rewritten: the witness %s has seq 8 hash %x, the database's row 8 has hash %x"},
+		{"ids past the witness", `SELECT 1`, "the newest rows were rewritten: the witness %s has seq 8 hash %x, the database has no row 8 and goes on to seq 11"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			l, st, conn := newLog(t)
+			stop := witness(t, st)
+			some(t, l, 8)
+			head, _ := stop()
+			tamper(t, conn, `DELETE FROM audit_log WHERE id > 5`, c.sql)
+			some(t, l, 3) // the forgery, chained by the same code
+			if res, err := l.Verify(t.Context()); err != nil || !res.OK() || res.Rows != 8 {
+				t.Fatalf("without the witness: %v, %v; want the forged chain to hold", res, err)
+			}
+			res, err := l.Verify(t.Context(), head)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var row8 []byte
+			_ = conn.QueryRow(t.Context(), `SELECT hash FROM audit_log WHERE id = 8`).Scan(&row8)
+			want := fmt.Sprintf(c.want, head.From, head.Hash, row8)
+			if row8 == nil {
+				want = fmt.Sprintf(c.want, head.From, head.Hash)
+			}
+			if res.OK() || res.String() != want {
+				t.Errorf("Verify = %q\nwant %q", res, want)
+			}
+		})
+	}
+}
