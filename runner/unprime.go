@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/google/uuid"
@@ -101,6 +102,12 @@ func rewindAnswer(l Line, id string) (ours bool, err error) {
 // cutUuid), or "". The transcript is the runs' to write: read as hostile
 // input, a line at a time, bounded; the worst it can do is have a resume
 // rewind its own last turn away.
+//
+// Only the end can hold one (the prime is the last turn written before its
+// process died), and every --resume start waits for this search: it reads
+// backwards to the transcript's last turn (a user or assistant entry
+// other than a prime's answer), and from there forwards to the end. What
+// came before that turn cannot change the answer.
 func danglingPrime(configDir, claudeSessionID string) string {
 	if configDir == "" || uuid.Validate(claudeSessionID) != nil {
 		return ""
@@ -110,33 +117,41 @@ func danglingPrime(configDir, claudeSessionID string) string {
 		return ""
 	}
 	defer f.Close()
-	primeText, _ := json.Marshal(streamjson.PrimeText)
-	open := "" // the last prime turn, while nothing but its answer followed it
-	_ = streamjson.EachLine(f, func(_ int, line []byte) bool {
-		var e struct {
-			Type    string          `json:"type"`
-			UUID    string          `json:"uuid"`
-			Message json.RawMessage `json:"message"`
-			Rewound bool            `json:"rewound"`
-			Cut     string          `json:"cutUuid"`
+	fi, err := f.Stat()
+	if err != nil {
+		return ""
+	}
+	return danglingPrimeIn(f, fi.Size(), tailBlock)
+}
+
+// danglingPrimeIn is danglingPrime's search through the size bytes of r,
+// read block bytes at a time from the end.
+func danglingPrimeIn(r io.ReaderAt, size int64, block int) string {
+	last, kind := int64(-1), lineOther
+	_ = eachLineBackward(r, size, block, streamjson.MaxTranscriptLine, func(off int64, line []byte) bool {
+		if kind, _ = primeLine(line); kind == linePrime || kind == lineTurn {
+			last = off
+			return false
 		}
-		isPrime := bytes.Contains(line, primeText[1:len(primeText)-1])
-		if !isPrime && open == "" {
-			return true // most lines: only a prime turn starts a search
-		}
-		if !isPrime && !bytes.Contains(line, []byte(`"user"`)) && !bytes.Contains(line, []byte(`"assistant"`)) && !bytes.Contains(line, []byte(`"rewound"`)) {
-			return true // attachments, bookkeeping
-		}
-		if json.Unmarshal(line, &e) != nil {
-			return true
-		}
-		switch {
-		case isPrime && e.Type == "user" && e.UUID != "" && primeEcho(line) == e.UUID:
-			open = e.UUID
-		case e.Type == "last-prompt" && e.Rewound && e.Cut == open:
+		return true
+	})
+	if kind != linePrime {
+		return "" // no turn, or the conversation went on after any prime
+	}
+	return openPrime(io.NewSectionReader(r, last, size-last))
+}
+
+// openPrime folds the transcript lines of r: the last prime turn, while
+// nothing but its answer followed it and no rewind cut it, or "".
+func openPrime(r io.Reader) string {
+	open := ""
+	_ = streamjson.EachLine(r, func(_ int, line []byte) bool {
+		switch kind, id := primeLine(line); {
+		case kind == linePrime:
+			open = id
+		case kind == lineCut && id == open:
 			open = ""
-		case e.Type == "assistant" && streamjson.IsPrimeAnswer(e.Message):
-		case e.Type == "user" || e.Type == "assistant":
+		case kind == lineTurn:
 			// The conversation went on after it: a rewind now would cut
 			// what came later. (A resume that loaded the prime is past
 			// mending; one that did not has it on a dead branch.)
@@ -145,4 +160,50 @@ func danglingPrime(configDir, claudeSessionID string) string {
 		return true
 	}, nil)
 	return open
+}
+
+// primeLineKind is what a transcript line means to the dangling-prime
+// search.
+type primeLineKind int
+
+const (
+	lineOther primeLineKind = iota // attachments, bookkeeping, a prime's answer
+	linePrime                      // a prime turn; id is its uuid
+	lineCut                        // a rewind's last-prompt line; id is the uuid it cut
+	lineTurn                       // any other user or assistant entry
+)
+
+// primeText is streamjson.PrimeText as it stands inside a JSON string.
+var primeText = func() []byte {
+	b, _ := json.Marshal(streamjson.PrimeText)
+	return b[1 : len(b)-1]
+}()
+
+// primeLine classifies a transcript line, with the uuid it names.
+func primeLine(line []byte) (kind primeLineKind, id string) {
+	isPrime := bytes.Contains(line, primeText)
+	if !isPrime && !bytes.Contains(line, []byte(`"user"`)) && !bytes.Contains(line, []byte(`"assistant"`)) && !bytes.Contains(line, []byte(`"rewound"`)) {
+		return lineOther, "" // most lines: attachments, bookkeeping
+	}
+	var e struct {
+		Type    string          `json:"type"`
+		UUID    string          `json:"uuid"`
+		Message json.RawMessage `json:"message"`
+		Rewound bool            `json:"rewound"`
+		Cut     string          `json:"cutUuid"`
+	}
+	if json.Unmarshal(line, &e) != nil {
+		return lineOther, ""
+	}
+	switch {
+	case isPrime && e.Type == "user" && e.UUID != "" && primeEcho(line) == e.UUID:
+		return linePrime, e.UUID
+	case e.Type == "last-prompt" && e.Rewound:
+		return lineCut, e.Cut
+	case e.Type == "assistant" && streamjson.IsPrimeAnswer(e.Message):
+		return lineOther, ""
+	case e.Type == "user" || e.Type == "assistant":
+		return lineTurn, ""
+	}
+	return lineOther, ""
 }

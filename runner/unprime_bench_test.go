@@ -5,6 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"parley/safefile"
+	"parley/streamjson"
 )
 
 // danglingPrimeFile is a real transcript, as the CLI wrote it in
@@ -51,13 +54,28 @@ func writeTranscript(tb testing.TB, id string, data []byte) string {
 
 // BenchmarkDanglingPrime is the search a --resume start makes before
 // anything else (runner/unprime.go), on a 50 MiB transcript that ends with
-// a dangling prime.
+// a dangling prime: "tail" as it is, "whole" as it was (every line read).
 func BenchmarkDanglingPrime(b *testing.B) {
 	const id = "0b0e5a7c-1d2e-4f60-8a9b-0c1d2e3f4a5b"
 	dir := writeLongTranscript(b, id, 50<<20)
-	for b.Loop() {
-		if got := danglingPrime(dir, id); got != danglingPrimeUUID {
-			b.Fatalf("danglingPrime = %q, want %q", got, danglingPrimeUUID)
+	b.Run("tail", func(b *testing.B) {
+		for b.Loop() {
+			if got := danglingPrime(dir, id); got != danglingPrimeUUID {
+				b.Fatalf("danglingPrime = %q, want %q", got, danglingPrimeUUID)
+			}
 		}
-	}
+	})
+	b.Run("whole", func(b *testing.B) {
+		for b.Loop() {
+			f, err := safefile.OpenGlob(dir, streamjson.TranscriptGlob(id))
+			if err != nil {
+				b.Fatal(err)
+			}
+			got := danglingPrimeWhole(f)
+			f.Close()
+			if got != danglingPrimeUUID {
+				b.Fatalf("danglingPrimeWhole = %q, want %q", got, danglingPrimeUUID)
+			}
+		}
+	})
 }
