@@ -45,6 +45,13 @@ func (s *Server) handleAttachUpload() http.Handler {
 			s.fail(w, r, err)
 			return
 		}
+		if err := s.allowUpload(v.ID); err != nil {
+			// Drained (bounded by the upload's body limit) so that the
+			// page reads the refusal rather than a reset connection.
+			_, _ = io.Copy(io.Discard, r.Body)
+			s.fail(w, r, err)
+			return
+		}
 		name, declared, data, err := readUpload(r)
 		if err != nil {
 			s.fail(w, r, err)

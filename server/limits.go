@@ -21,17 +21,19 @@ import (
 type Limits struct {
 	SessionsPerMinute int // new sessions a user may start a minute
 	PromptsPerMinute  int // prompts (and retries) a user may send a minute
+	UploadsPerMinute  int // attachments a user may upload a minute
 	WSPerUser         int // WebSockets a user may hold open at once
 	LoginsPerMinute   int // sign-in attempts per client address a minute, counted in Postgres (login_throttle.go)
 }
 
 // DefaultLimits are the limits when none are configured.
-var DefaultLimits = Limits{SessionsPerMinute: 10, PromptsPerMinute: 30, WSPerUser: 20, LoginsPerMinute: 30}
+var DefaultLimits = Limits{SessionsPerMinute: 10, PromptsPerMinute: 30, UploadsPerMinute: 60, WSPerUser: 20, LoginsPerMinute: 30}
 
 // limiters hold the state of the Limits.
 type limiters struct {
 	sessions *limit.Rate
 	prompts  *limit.Rate
+	uploads  *limit.Rate
 	ws       *limit.Conns
 	// bcrypt bounds the password checks of sign-ins: one per CPU at once,
 	// so a flood of logins queues (and then gets "busy") instead of taking
@@ -41,7 +43,7 @@ type limiters struct {
 
 func newLimiters(l Limits) *limiters {
 	return &limiters{sessions: limit.NewRate(l.SessionsPerMinute), prompts: limit.NewRate(l.PromptsPerMinute),
-		ws: limit.NewConns(l.WSPerUser), bcrypt: limit.NewPool(runtime.NumCPU(), 5*time.Second)}
+		uploads: limit.NewRate(l.UploadsPerMinute), ws: limit.NewConns(l.WSPerUser), bcrypt: limit.NewPool(runtime.NumCPU(), 5*time.Second)}
 }
 
 // tooMany is the refusal of an action over its rate.
@@ -63,6 +65,14 @@ func (s *Server) allowSession(userID int64) error {
 func (s *Server) allowPrompt(userID int64) error {
 	if ok, wait := s.lim.prompts.Allow(fmt.Sprint(userID)); !ok {
 		return tooMany("sending messages", s.lim.prompts.PerMinute(), wait)
+	}
+	return nil
+}
+
+// allowUpload counts an attachment the user uploads against the rate.
+func (s *Server) allowUpload(userID int64) error {
+	if ok, wait := s.lim.uploads.Allow(fmt.Sprint(userID)); !ok {
+		return tooMany("uploading files", s.lim.uploads.PerMinute(), wait)
 	}
 	return nil
 }

@@ -99,6 +99,9 @@ var settings = []setting{
 	{Name: "PARLEY_WARM_IDLE", Flag: "warm-idle", Def: "300",
 		Doc: "a project nobody opened (nor one of its sessions) for this many seconds has its processes started ahead ended",
 		set: seconds(func(c *config) *time.Duration { return &c.Warm.IdleAfter }), bind: durationFlag(func(c *config) *time.Duration { return &c.Warm.IdleAfter })},
+	{Name: "PARLEY_WARM_SPEND_REFILL", Flag: "warm-spend-refill", Def: "15",
+		Doc: "seconds a project's next process started ahead waits after one was ended because the project spent since it started (under a daily spending limit); 1 s to 1 h",
+		set: seconds(func(c *config) *time.Duration { return &c.Warm.SpendRefill }), bind: durationFlag(func(c *config) *time.Duration { return &c.Warm.SpendRefill })},
 	{Name: "PARLEY_RUN_NICE", Flag: "run-nice", Def: "10", // runner.Config.Nice says why
 		Doc: "CPU niceness (0-19) of every run and the tools it starts: the server's own work (the page, asks, answers) goes first when the CPU is busy, and the CLI's stream waits; 0 = the server's",
 		set: whole(func(c *config) *int { return &c.RunNice }, 0, 19, ""), bind: intFlag(func(c *config) *int { return &c.RunNice })},
@@ -110,6 +113,8 @@ var settings = []setting{
 		set: whole(func(c *config) *int { return &c.Limits.SessionsPerMinute }, 0, none, ""), bind: intFlag(func(c *config) *int { return &c.Limits.SessionsPerMinute })},
 	{Name: "PARLEY_PROMPTS_PER_MINUTE", Flag: "prompts-per-minute", Def: strconv.Itoa(server.DefaultLimits.PromptsPerMinute), Doc: "messages (and retries) one user may send a minute; 0 = no limit",
 		set: whole(func(c *config) *int { return &c.Limits.PromptsPerMinute }, 0, none, ""), bind: intFlag(func(c *config) *int { return &c.Limits.PromptsPerMinute })},
+	{Name: "PARLEY_UPLOADS_PER_MINUTE", Flag: "uploads-per-minute", Def: strconv.Itoa(server.DefaultLimits.UploadsPerMinute), Doc: "images and files one user may attach a minute (each upload counts, sent or not); 0 = no limit",
+		set: whole(func(c *config) *int { return &c.Limits.UploadsPerMinute }, 0, none, ""), bind: intFlag(func(c *config) *int { return &c.Limits.UploadsPerMinute })},
 	{Name: "PARLEY_WS_PER_USER", Flag: "ws-per-user", Def: strconv.Itoa(server.DefaultLimits.WSPerUser), Doc: "WebSockets (open session pages and inbox counters) one user may hold; 0 = no limit",
 		set: whole(func(c *config) *int { return &c.Limits.WSPerUser }, 0, none, ""), bind: intFlag(func(c *config) *int { return &c.Limits.WSPerUser })},
 	{Name: "PARLEY_LOGINS_PER_MINUTE", Flag: "logins-per-minute", Def: strconv.Itoa(server.DefaultLimits.LoginsPerMinute), Doc: "sign-in attempts per client address a minute; 0 = no limit",

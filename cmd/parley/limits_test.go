@@ -24,7 +24,7 @@ func TestLimitsConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := server.Limits{SessionsPerMinute: 0, PromptsPerMinute: 7, WSPerUser: 4, LoginsPerMinute: server.DefaultLimits.LoginsPerMinute}
+	want := server.Limits{SessionsPerMinute: 0, PromptsPerMinute: 7, UploadsPerMinute: server.DefaultLimits.UploadsPerMinute, WSPerUser: 4, LoginsPerMinute: server.DefaultLimits.LoginsPerMinute}
 	if c.MaxRuns != 3 || c.Limits != want || c.RunNice != 12 {
 		t.Errorf("from env and flags: max runs %d, run nice %d, limits %+v; want 3, 12, %+v", c.MaxRuns, c.RunNice, c.Limits, want)
 	}
