@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"parley/runner"
 	"parley/store"
 	"parley/streamjson"
 	"parley/views"
@@ -57,7 +58,7 @@ func exportJSON(sess store.Session, evs []store.Event) exportedSession {
 
 // exportMarkdown writes a transcript people can read: prompts, Claude's
 // text as the markdown it is, tool calls with their results, asks with
-// their answers and each turn's figures.
+// their answers, model and mode switches, and each turn's figures.
 func exportMarkdown(sess store.Session, evs []store.Event) string {
 	return exportMarkdownAt(sess, evs, "")
 }
@@ -144,6 +145,10 @@ func exportEvent(b *strings.Builder, e store.Event) {
 		var p struct{ By string }
 		_ = json.Unmarshal(e.Payload, &p)
 		fmt.Fprintf(b, "_Stopped by %s._\n\n", orSomeone(p.By))
+	case runner.TypeSwitched:
+		var sw runner.Switch
+		_ = json.Unmarshal(e.Payload, &sw)
+		fmt.Fprintf(b, "_%s_\n\n", switchText(sw)) // as the page says it (modeswitch.go)
 	}
 }
 
