@@ -1,6 +1,10 @@
 package audit_test
 
 import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"sync"
 	"testing"
 
 	"parley/audit"
@@ -57,6 +61,73 @@ func BenchmarkVerify10k(b *testing.B) {
 	for b.Loop() {
 		if res, err := l.Verify(b.Context()); err != nil || !res.OK() || res.Rows != 10_000 {
 			b.Fatalf("%v, %v", res, err)
+		}
+	}
+}
+
+// witnessed has l's store witnessed as `parley serve` does, until the
+// benchmark ends.
+func witnessed(b *testing.B, st *store.Store) {
+	b.Helper()
+	w, err := audit.OpenWitness(filepath.Join(b.TempDir(), audit.WitnessFile), slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	st.OnAuditAppend(w.Note)
+	ctx, cancel := context.WithCancel(b.Context())
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = w.Run(ctx) })
+	b.Cleanup(func() { cancel(); wg.Wait() })
+}
+
+// BenchmarkRecordWitnessed is BenchmarkRecord with the head witnessed in
+// a file: the fsync runs beside the appends, not in them.
+func BenchmarkRecordWitnessed(b *testing.B) {
+	st, err := store.Open(b.Context(), pgtest.New(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(st.Close)
+	witnessed(b, st)
+	l := audit.New(st)
+	for b.Loop() {
+		if err := l.Record(b.Context(), benchEntry); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkRecordParallelWitnessed is BenchmarkRecordParallel witnessed.
+func BenchmarkRecordParallelWitnessed(b *testing.B) {
+	st, err := store.Open(b.Context(), pgtest.New(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(st.Close)
+	witnessed(b, st)
+	l := audit.New(st)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := l.Record(b.Context(), benchEntry); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkWitnessWrite is one witness line written and fsynced: what a
+// synchronous witness would add to every append.
+func BenchmarkWitnessWrite(b *testing.B) {
+	w, err := audit.OpenWitness(filepath.Join(b.TempDir(), audit.WitnessFile), slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := audit.Head{Hash: make([]byte, 32)}
+	for b.Loop() {
+		h.Seq++
+		if err := w.Write(h); err != nil {
+			b.Fatal(err)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"parley/audit"
 	"parley/store"
+	"parley/store/pgtest"
 )
 
 // witness has st's appends witnessed in a file of a temporary directory,
@@ -148,5 +149,70 @@ func TestVerifyWitnessSeesRewrittenTail(t *testing.T) {
 				t.Errorf("Verify = %q\nwant %q", res, want)
 			}
 		})
+	}
+}
+
+// TestVerifyTakesEveryReplicasWitness: two replicas share the database,
+// each witnessing its own appends in its own data directory. Rows cut
+// that only the second replica wrote pass the first's witness, and are
+// found with both.
+func TestVerifyTakesEveryReplicasWitness(t *testing.T) {
+	url := pgtest.New(t)
+	var logs [2]*audit.Log
+	var stops [2]func() (audit.Head, string)
+	for i := range logs {
+		st, err := store.Open(t.Context(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(st.Close)
+		logs[i], stops[i] = audit.New(st), witness(t, st)
+	}
+	for _, i := range []int{0, 0, 0, 1, 1, 1, 0, 1, 1} {
+		some(t, logs[i], 1)
+	}
+	a, _ := stops[0]()
+	b, _ := stops[1]()
+	conn, err := pgx.Connect(t.Context(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(t.Context())
+	tamper(t, conn, `DELETE FROM audit_log WHERE id > 7`)
+	if res, err := logs[0].Verify(t.Context(), a); err != nil || !res.OK() || res.Witnessed != 7 {
+		t.Errorf("with the first replica's witness alone = %v, %v; want ok, witnessed at 7", res, err)
+	}
+	res, err := logs[0].Verify(t.Context(), a, b)
+	if want := "the newest 2 rows were removed (the witness " + b.From; err != nil || !strings.HasPrefix(res.String(), want) {
+		t.Errorf("with both witnesses = %q, %v; want %q…", res, err, want)
+	}
+}
+
+// TestWitnessCompacts: past its size bound the file is rewritten as its
+// newest line, a line another process appended with a newer head kept.
+func TestWitnessCompacts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), audit.WitnessFile)
+	w, err := audit.OpenWitness(path, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	audit.SetWitnessMaxBytes(w, 300)
+	hash := bytes.Repeat([]byte{0xab}, 32)
+	for seq := range int64(20) {
+		if seq == 10 {
+			f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+			fmt.Fprintf(f, "1000 %x\n", hash) // another replica sharing the file
+			f.Close()
+		}
+		if err := w.Write(audit.Head{Seq: seq + 1, Hash: hash}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Size() > 300+100 || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("witness file after 20 writes: %v, %v; want at most 400 bytes, mode 0600", fi, err)
+	}
+	if h, err := audit.ReadWitness(path); err != nil || h.Seq != 1000 {
+		t.Errorf("newest head = %d, %v; want 1000", h.Seq, err)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"parley/audit"
@@ -13,8 +15,13 @@ import (
 )
 
 const auditUsage = `Usage:
-  parley audit verify       check the audit trail's hash chain; prints "ok: N rows, head HASH"
-                            or the first broken row, and exits 1 when the chain is broken
+  parley audit verify [--witness FILE]... [--head SEQ:HASH]...
+                            check the audit trail's hash chain, and that each witness's head
+                            is on it; prints "ok: N rows, head HASH", or the first broken row
+                            or the rows removed from the end, and exits 1
+                            Without --witness it reads DATA_DIR/audit-head, which "parley serve"
+                            keeps; give every replica's file (copied here), and heads from
+                            the log's "audit trail head" lines as SEQ:HASH
   parley audit export [--project ID] [--since TIME] [--until TIME] [--action ACTION]
                             write the trail as JSON lines, oldest first
 
@@ -36,13 +43,20 @@ func auditCmd(ctx context.Context, args []string, getenv func(string) string, st
 	since := fs.String("since", "", "only rows at or after this time (export)")
 	until := fs.String("until", "", "only rows before this time (export)")
 	action := fs.String("action", "", "only rows of this action (export)")
+	var witnesses, heads repeated
+	fs.Var(&witnesses, "witness", "a witness file of the chain's head (verify; repeatable)")
+	fs.Var(&heads, "head", "a head SEQ:HASH noted elsewhere (verify; repeatable)")
 	fs.Usage = func() { fmt.Fprint(stderr, auditUsage) }
 	if _, err := parseInterspersed(fs, args[1:]); err != nil {
 		return err
 	}
 	switch args[0] {
 	case "verify":
-		return withStore(ctx, *c, stderr, func(st *store.Store) error { return auditVerify(ctx, st, stdout) })
+		hs, err := witnessHeads(witnesses, heads, c.DataDir)
+		if err != nil {
+			return err
+		}
+		return withStore(ctx, *c, stderr, func(st *store.Store) error { return auditVerify(ctx, st, hs, stdout) })
 	case "export":
 		f := audit.Filter{ProjectID: *project, Action: *action}
 		var err error
@@ -58,18 +72,63 @@ func auditCmd(ctx context.Context, args []string, getenv func(string) string, st
 	return fmt.Errorf("unknown audit command %q", args[0])
 }
 
-// auditVerify prints what Verify found; a broken chain is exit status 1.
-func auditVerify(ctx context.Context, st *store.Store, stdout io.Writer) error {
-	res, err := audit.New(st).Verify(ctx)
+// auditVerify prints what Verify found; a broken chain, or one without a
+// witness's head, is exit status 1.
+func auditVerify(ctx context.Context, st *store.Store, heads []audit.Head, stdout io.Writer) error {
+	res, err := audit.New(st).Verify(ctx, heads...)
 	if err != nil {
 		return err
 	}
-	if !res.OK() {
+	switch {
+	case res.BrokenID != 0:
 		return fmt.Errorf("the audit trail is %s", res)
+	case !res.OK():
+		return fmt.Errorf("the audit trail was cut or rewritten: %s", res)
 	}
 	fmt.Fprintln(stdout, res)
+	for _, h := range heads {
+		fmt.Fprintf(stdout, "witness %s: seq %d is on the chain, which ends at seq %d\n", h.From, h.Seq, res.End)
+	}
+	if len(heads) == 0 {
+		fmt.Fprintln(stdout, "no witness of the head was given: rows cut from the end would not show (--witness, --head)")
+	}
 	return nil
 }
+
+// witnessHeads reads the heads verify checks: the witness files and heads
+// given, else the data directory's witness file when there is one.
+func witnessHeads(files, given []string, dataDir string) ([]audit.Head, error) {
+	if len(files) == 0 {
+		def := filepath.Join(dataDir, audit.WitnessFile)
+		if _, err := os.Stat(def); err == nil {
+			files = []string{def}
+		}
+	}
+	var hs []audit.Head
+	for _, f := range files {
+		h, err := audit.ReadWitness(f)
+		if err != nil {
+			return nil, err
+		}
+		if h.Seq > 0 {
+			hs = append(hs, h)
+		}
+	}
+	for _, g := range given {
+		h, err := audit.ParseHead(g)
+		if err != nil {
+			return nil, err
+		}
+		hs = append(hs, h)
+	}
+	return hs, nil
+}
+
+// repeated is a flag that may be given more than once.
+type repeated []string
+
+func (r *repeated) String() string     { return strings.Join(*r, ",") }
+func (r *repeated) Set(v string) error { *r = append(*r, v); return nil }
 
 // recordCLI records an admin command's action in the audit trail: the
 // surface cli, the OS user who ran it and this host. A failure is a

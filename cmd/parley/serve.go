@@ -16,6 +16,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"parley/askuser"
+	"parley/audit"
 	"parley/cluster"
 	"parley/hub"
 	"parley/launch"
@@ -82,6 +83,11 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	}
 	defer rd.Close()
 	runtimeDir := rd.Path
+	wit, err := audit.OpenWitness(filepath.Join(c.DataDir, audit.WitnessFile), log) // the audit chain's head outside Postgres (docs/audit.md)
+	if err != nil {
+		return err
+	}
+	st.OnAuditAppend(wit.Note)
 	if n > 0 {
 		log.Info("removed per-run ask_user config files left by an earlier run", "files", n)
 	}
@@ -170,7 +176,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	if err != nil {
 		return err
 	}
-	sso, err := newSSO(ctx, lc, st, log)
+	sso, err := newSSO(ctx, lc, c.OIDC.TokenKey, c.DataDir, st, log)
 	if err != nil {
 		return err
 	}
@@ -191,6 +197,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	defer stopHub()
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return hub.Run(hubCtx) })
+	g.Go(func() error { return wit.Run(hubCtx) }) // until the drain's audit rows are witnessed too
 	nodeCtx, stopNode := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopNode()
 	g.Go(func() error { return node.Run(nodeCtx) })
