@@ -100,6 +100,9 @@ func (c config) check() error {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		return fmt.Errorf("PARLEY_LOG_FORMAT %q: want text or json", c.LogFormat)
 	}
+	if d := c.Warm.SpendRefill; d < time.Second || d > time.Hour {
+		return fmt.Errorf("-warm-spend-refill %s: want 1s to 1h", d) // the variable's own parser bounds it too
+	}
 	return nil
 }
 

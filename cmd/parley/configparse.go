@@ -113,6 +113,18 @@ func seconds(p func(*config) *time.Duration) func(*config, string, string) error
 	}
 }
 
+// secondsIn reads what seconds reads, from min to max.
+func secondsIn(p func(*config) *time.Duration, min, max time.Duration) func(*config, string, string) error {
+	return func(c *config, name, v string) error {
+		d, err := parseSeconds(v)
+		if err != nil || d < min || d > max {
+			return fmt.Errorf("%s: want %d to %d seconds (or a duration such as 30s or 2m), got %q", name, int(min.Seconds()), int(max.Seconds()), v)
+		}
+		*p(c) = d
+		return nil
+	}
+}
+
 // runLimit reads one PARLEY_RUN_* variable with parseRunLimits
 // (confine.go), which holds their rules, and keeps what pick takes.
 func runLimit(pick func(dst *runLimits, got runLimits)) func(*config, string, string) error {

@@ -100,8 +100,8 @@ var settings = []setting{
 		Doc: "a project nobody opened (nor one of its sessions) for this many seconds has its processes started ahead ended",
 		set: seconds(func(c *config) *time.Duration { return &c.Warm.IdleAfter }), bind: durationFlag(func(c *config) *time.Duration { return &c.Warm.IdleAfter })},
 	{Name: "PARLEY_WARM_SPEND_REFILL", Flag: "warm-spend-refill", Def: "15",
-		Doc: "seconds a project's next process started ahead waits after one was ended because the project spent since it started (under a daily spending limit); 1 s to 1 h",
-		set: seconds(func(c *config) *time.Duration { return &c.Warm.SpendRefill }), bind: durationFlag(func(c *config) *time.Duration { return &c.Warm.SpendRefill })},
+		Doc: "after a process started ahead is ended because its project spent since it started (a daily spending limit moved its budget), the project's next one waits this many seconds, so a busy project does not start one at every model request; 1 to 3600",
+		set: secondsIn(func(c *config) *time.Duration { return &c.Warm.SpendRefill }, time.Second, time.Hour), bind: durationFlag(func(c *config) *time.Duration { return &c.Warm.SpendRefill })},
 	{Name: "PARLEY_RUN_NICE", Flag: "run-nice", Def: "10", // runner.Config.Nice says why
 		Doc: "CPU niceness (0-19) of every run and the tools it starts: the server's own work (the page, asks, answers) goes first when the CPU is busy, and the CLI's stream waits; 0 = the server's",
 		set: whole(func(c *config) *int { return &c.RunNice }, 0, 19, ""), bind: intFlag(func(c *config) *int { return &c.RunNice })},

@@ -176,7 +176,7 @@ func serveWith(ctx context.Context, c config, st *store.Store, claude string, lo
 	if err != nil {
 		return err
 	}
-	sso, err := newSSO(ctx, lc, st, log)
+	sso, err := newSSO(ctx, lc, c.OIDC.TokenKey, c.DataDir, st, log)
 	if err != nil {
 		return err
 	}
