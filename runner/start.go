@@ -63,6 +63,7 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 		cancel()
 		return nil, err
 	}
+	s.startPoint(o.SessionID, StartSpawned)
 	if o.Resume {
 		if err := s.unprime(r, p); err != nil { // unprime.go
 			p.kill()
@@ -78,7 +79,9 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 			return nil, err
 		}
 	}
+	s.startPoint(o.SessionID, StartReady)
 	s.started(ctx, r, p, o)
+	s.startPoint(o.SessionID, StartRecorded)
 	r.onEnd = s.onRunEnd(r, o, cleanup)
 	s.launch(ctx, cancel, r, p)
 	if goOn != nil {

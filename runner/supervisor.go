@@ -28,6 +28,8 @@ type Supervisor struct {
 	warms      warmSet       // processes started ahead, not yet adopted (warm.go)
 	primings   primings      // resumes ahead priming now (prime_stop.go)
 
+	startHook func(string, StartPoint) // SetStartHook (supervisor_window.go)
+
 	ctx  context.Context // the server's lifetime; runs are its children
 	mu   sync.Mutex
 	runs map[string]*Run

@@ -20,6 +20,7 @@ func (s *Supervisor) adopt(o Options, last int64) (*Run, error) {
 		w.Kill()
 		return nil, errWarmUsed
 	}
+	s.startPoint(o.SessionID, StartReady)
 	w.Release()
 	s.warms.remove(w)
 	r := s.newRun(o, last, w.cancel)
@@ -28,6 +29,7 @@ func (s *Supervisor) adopt(o Options, last int64) (*Run, error) {
 	w.owner.Store(r) // its asks (warmAsker) and model turns are the run's now
 	cleanup := w.removeFiles
 	s.started(w.ctx, r, w.proc, o)
+	s.startPoint(o.SessionID, StartRecorded)
 	r.onEnd = s.onRunEnd(r, o, cleanup)
 	s.launch(w.ctx, w.cancel, r, w.proc)
 	r.log.Info("claude started ahead taken over", "warm_pid", w.Pid())
