@@ -21,8 +21,9 @@ import (
 
 // ResumeAhead starts the session's process with start's options when it
 // has none and a slot is free; it does nothing when the process is live or
-// starting, every slot is taken, the session's work waits in line, or the
-// replica is draining or stopping. Errors are the start's own.
+// starting, every slot is taken, the session's work waits in line, the
+// replica is draining or stopping, or it gave way to a merge of the
+// session's worktree (ahead_yield.go). Errors are the start's own.
 func (s *Supervisor) ResumeAhead(ctx context.Context, sessionID string, start Starter) error {
 	s.mu.Lock()
 	_, live := s.runs[sessionID]
@@ -33,7 +34,7 @@ func (s *Supervisor) ResumeAhead(ctx context.Context, sessionID string, start St
 	}
 	_, err := s.ensure(ctx, sessionID, ahead(start), false)
 	if errors.Is(err, errNoSlot) || errors.Is(err, errQueued) || errors.Is(err, ErrStartHeld) ||
-		errors.Is(err, ErrDraining) || errors.Is(err, errClosed) {
+		errors.Is(err, ErrDraining) || errors.Is(err, errClosed) || errors.Is(err, errGaveWay) {
 		return nil
 	}
 	return err

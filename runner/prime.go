@@ -211,8 +211,12 @@ func (s *Supervisor) primeAhead(ctx context.Context, r *Run, p *process) error {
 	defer done()
 	stop, quit := s.closing(ctx, pr.stopped)
 	defer quit()
+	gaveWay := s.giveWay(ctx, pr) // to a merge of the session's worktree (ahead_yield.go)
 	err := prime(p, gw, r.spec.ModelToken, s.cfg.PrimeTimeout, stop)
+	gave := gaveWay()
 	switch {
+	case gave:
+		err = errGaveWay
 	case pr.isStopped():
 		err = errStoppedWhilePriming
 	case err == nil && s.isClosed():

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"context"
 	"errors"
 	"sync"
 )
@@ -25,6 +26,8 @@ type priming struct {
 type primings struct {
 	mu sync.Mutex
 	m  map[*priming]struct{}
+	// yield says when a start ahead gives way (ahead_yield.go).
+	yield func(ctx context.Context, sessionID string) bool
 }
 
 // add registers a priming start; remove it with the returned func.

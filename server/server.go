@@ -186,6 +186,9 @@ func New(ctx context.Context, cfg Config, d Deps) (*Server, error) {
 	if s.launcher == nil {
 		s.launcher = launch.New(cfg.Launch(), d.Store, d.Log)
 	}
+	if d.Supervisor != nil && d.Store != nil {
+		d.Supervisor.SetAheadYield(worktreeYield(d.Store)) // a start ahead gives way to a merge (worktrees.go)
+	}
 	s.launcher.Use(launch.Hooks{MayPrompt: s.mayPrompt, DiskCap: s.diskCap, Git: s.gitOf,
 		Refused: func(msg string) error { return &httpError{http.StatusForbidden, msg} }})
 	if d.Publisher != nil && d.Store != nil {

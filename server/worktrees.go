@@ -103,12 +103,25 @@ func WorktreeStartGuard(st *store.Store) runner.StartGuard {
 	}
 }
 
+// worktreeYield says whether a merge or discard of the session's worktree
+// waits for its lock, on any replica: a start ahead of any message that
+// holds the lock shared while it primes then gives way, ending its process
+// (runner.Supervisor.SetAheadYield). Nobody waits on that start; the merge
+// would otherwise wait for its prime and then be refused.
+func worktreeYield(st *store.Store) func(ctx context.Context, sessionID string) bool {
+	return func(ctx context.Context, sessionID string) bool {
+		wanted, err := st.WorktreeWanted(ctx, sessionID)
+		return err == nil && wanted
+	}
+}
+
 // holdWorktree takes the session's worktree lock: no run of the session
 // starts on any replica until release. A run being started meanwhile is
 // waited for, and the merge is then refused (a message started it; its
-// turn is not cut short), as it is while Claude works or waits; the
-// session and its worktree are read once the lock is held (as a merge
-// before this one left them).
+// turn is not cut short), as it is while Claude works or waits; a start
+// ahead of any message (a page opened) gives way instead, while it primes
+// (worktreeYield), and records no run. The session and its worktree are
+// read once the lock is held (as a merge before this one left them).
 func (s *Server) holdWorktree(ctx context.Context, sessionID string) (release func(), sess store.Session, wt store.SessionWorktree, err error) {
 	before, err := s.st.OpenRun(ctx, sessionID)
 	if err != nil {
