@@ -41,7 +41,7 @@ func ParseHead(s string) (Head, error) {
 	if err != nil {
 		return h, fmt.Errorf("%q is not a head: give SEQ:HASH, as the log's \"audit trail head\" line has them (seq=12 hash=ab12… is 12:ab12…)", s)
 	}
-	h.From = "given " + s
+	h.From = "--head"
 	return h, nil
 }
 
