@@ -44,6 +44,7 @@ type Witness struct {
 	pending  Head // the newest head noted
 	written  int64
 	f        *os.File
+	fi       os.FileInfo // f's, to see it replaced
 	size     int64
 	maxBytes int64 // compact past this size
 }
@@ -53,17 +54,40 @@ func OpenWitness(path string, log *slog.Logger) (*Witness, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("audit witness directory: %w", err)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	w := &Witness{path: path, log: log, kick: make(chan struct{}, 1), maxBytes: witnessMaxBytes}
+	if err := w.open(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// open opens (creating it) the file at w.path for appending, in place of
+// the one w held.
+func (w *Witness) open() error {
+	f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		return nil, fmt.Errorf("open the audit witness: %w", err)
+		return fmt.Errorf("open the audit witness: %w", err)
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, fmt.Errorf("stat the audit witness: %w", err)
+		return fmt.Errorf("stat the audit witness: %w", err)
 	}
-	return &Witness{path: path, log: log, kick: make(chan struct{}, 1), f: f, size: fi.Size(),
-		maxBytes: witnessMaxBytes}, nil
+	if w.f != nil {
+		w.f.Close()
+	}
+	w.f, w.fi, w.size = f, fi, fi.Size()
+	return nil
+}
+
+// follow reopens the file when the one at w.path is no longer the one w
+// holds: another replica sharing the data directory compacted it, or an
+// operator moved it aside. Writing on to the old one would witness nothing.
+func (w *Witness) follow() error {
+	if fi, err := os.Stat(w.path); err == nil && os.SameFile(fi, w.fi) {
+		return nil
+	}
+	return w.open()
 }
 
 // Note takes r, a committed row, as the chain's head if it is the newest
@@ -117,6 +141,9 @@ func (w *Witness) flush() {
 // has grown past witnessMaxBytes. Run calls it; it is not for use beside
 // a running Run.
 func (w *Witness) Write(h Head) error {
+	if err := w.follow(); err != nil {
+		return err
+	}
 	n, err := fmt.Fprintf(w.f, "%d %x\n", h.Seq, h.Hash)
 	if err != nil {
 		return fmt.Errorf("write the audit witness: %w", err)

@@ -60,7 +60,7 @@ func parseLine(s, sep string) (Head, error) {
 }
 
 // compact replaces the witness file with its newest line: a new file
-// written, fsynced and renamed over it, then reopened. Another process
+// written, fsynced and renamed over it, then opened. Another process
 // appending meanwhile may lose its line, which only leaves the witness
 // behind.
 func (w *Witness) compact() error {
@@ -73,21 +73,14 @@ func (w *Witness) compact() error {
 		return fmt.Errorf("compact the audit witness: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // after the rename, nothing is there
-	line := fmt.Sprintf("%d %x\n", h.Seq, h.Hash)
-	if _, err := tmp.WriteString(line); err != nil {
+	if _, err := fmt.Fprintf(tmp, "%d %x\n", h.Seq, h.Hash); err != nil {
 		tmp.Close()
 		return fmt.Errorf("compact the audit witness: %w", err)
 	}
 	if err := errors.Join(tmp.Sync(), tmp.Close(), os.Rename(tmp.Name(), w.path), syncDir(filepath.Dir(w.path))); err != nil {
 		return fmt.Errorf("compact the audit witness: %w", err)
 	}
-	f, err := os.OpenFile(w.path, os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return fmt.Errorf("reopen the audit witness: %w", err)
-	}
-	w.f.Close()
-	w.f, w.size = f, int64(len(line))
-	return nil
+	return w.open()
 }
 
 // syncDir fsyncs a directory, so a rename in it survives a crash.

@@ -216,3 +216,38 @@ func TestWitnessCompacts(t *testing.T) {
 		t.Errorf("newest head = %d, %v; want 1000", h.Seq, err)
 	}
 }
+
+// TestWitnessSharedFile: two replicas sharing a data directory append to
+// one witness file; when one compacts it (a new file renamed over the
+// old), or an operator moves it aside, the other's next heads still land
+// in the file at the path, not in the old one.
+func TestWitnessSharedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), audit.WitnessFile)
+	var ws [2]*audit.Witness
+	for i := range ws {
+		w, err := audit.OpenWitness(path, slog.New(slog.DiscardHandler))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws[i] = w
+	}
+	audit.SetWitnessMaxBytes(ws[0], 300)
+	hash := bytes.Repeat([]byte{0xcd}, 32)
+	for seq := int64(1); seq <= 11; seq++ { // the first compacts at 10
+		if err := ws[seq%2].Write(audit.Head{Seq: seq, Hash: hash}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if h, err := audit.ReadWitness(path); err != nil || h.Seq != 11 {
+		t.Errorf("after the first replica compacted, newest head = %d, %v; want the second's 11", h.Seq, err)
+	}
+	if err := os.Rename(path, path+".before-restore"); err != nil {
+		t.Fatal(err)
+	}
+	if err := ws[1].Write(audit.Head{Seq: 1, Hash: hash}); err != nil {
+		t.Fatal(err)
+	}
+	if h, err := audit.ReadWitness(path); err != nil || h.Seq != 1 {
+		t.Errorf("after the file was moved aside, newest head = %d, %v; want 1 in a new file", h.Seq, err)
+	}
+}
