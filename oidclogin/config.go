@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"parley/secretbox"
 )
 
 // MaxRefresh is the longest a sign-in may go without a check with the
@@ -35,6 +37,9 @@ type Config struct {
 	PasswordLogin bool
 	// Key signs the flow cookie; every replica needs the same.
 	Key []byte
+	// SealKey seals the refresh tokens kept in Postgres (secretbox, 32
+	// bytes); it is never kept there, and every replica needs the same.
+	SealKey []byte
 	// Secure marks the flow cookie Secure without TLS here (a TLS proxy).
 	Secure bool
 }
@@ -103,6 +108,8 @@ func (c Config) Check() error {
 		return fmt.Errorf("PARLEY_OIDC_REFRESH %s: want a duration above 0 and at most %s", c.Refresh, MaxRefresh)
 	case c.GroupsClaim == "":
 		return fmt.Errorf("PARLEY_OIDC_GROUPS_CLAIM is empty: name the ID token's claim that lists groups")
+	case c.SealKey != nil && len(c.SealKey) != secretbox.KeySize:
+		return fmt.Errorf("PARLEY_OIDC_TOKEN_KEY: want %d bytes (%d hex digits)", secretbox.KeySize, 2*secretbox.KeySize)
 	}
 	return nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
+	"parley/secretbox"
 	"parley/store"
 )
 
@@ -21,7 +22,9 @@ type Provider struct {
 	cfg    Config
 	st     *store.Store
 	log    *slog.Logger
-	client *http.Client // every call to the provider: discovery, keys, tokens
+	client *http.Client   // every call to the provider: discovery, keys, tokens
+	box    *secretbox.Box // seals refresh tokens at rest (seal.go); nil = boxErr
+	boxErr error
 
 	// Deactivated, when set, reports whether an account is deactivated:
 	// such an account is refused at sign-in. (Deactivating ends its
@@ -43,7 +46,9 @@ type discovered struct {
 // New returns the Provider for cfg. It reaches the provider only when
 // someone signs in, so Parley starts while the provider is down.
 func New(cfg Config, st *store.Store, log *slog.Logger) *Provider {
-	return &Provider{cfg: cfg, st: st, log: log, client: &http.Client{Timeout: 15 * time.Second}}
+	p := &Provider{cfg: cfg, st: st, log: log, client: &http.Client{Timeout: 15 * time.Second}}
+	p.box, p.boxErr = secretbox.New(cfg.SealKey)
+	return p
 }
 
 // Name is what the login page's button names.

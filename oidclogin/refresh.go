@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/oauth2"
 
+	"parley/secretbox"
 	"parley/store"
 )
 
@@ -33,8 +34,10 @@ func (p *Provider) Run(ctx context.Context) {
 	}
 }
 
-// CheckDue re-checks the sign-ins due now. A sign-in ends when the
-// provider refuses its refresh token (the person was removed or
+// CheckDue re-checks the sign-ins due now. A sign-in ends when its
+// sealed refresh token does not open (changed or copied in the database:
+// logged as a warning, never sent to the provider), when the provider
+// refuses its refresh token (the person was removed or
 // disabled there), when there is none to use, when the new ID token fails
 // verification or the person's e-mail is no longer allowed, and when the
 // groups take away the admin flag or a project role; what the groups now
@@ -52,7 +55,12 @@ func (p *Provider) CheckDue(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		p.log.Info("oidc: sign-in ended at its re-check", "user_id", s.UserID, "reason", reason, "err", err)
+		if errors.Is(err, secretbox.ErrOpen) {
+			p.log.Warn("oidc: a sign-in's refresh token does not open: it was changed in the database, copied from another sign-in, or sealed under another key; the sign-in ends (the person signs in again)",
+				"user_id", s.UserID, "err", err)
+		} else {
+			p.log.Info("oidc: sign-in ended at its re-check", "user_id", s.UserID, "reason", reason, "err", err)
+		}
 		if err := p.st.RevokeAuthSession(ctx, s.TokenHash); err != nil {
 			return err
 		}
@@ -62,14 +70,18 @@ func (p *Provider) CheckDue(ctx context.Context) error {
 
 // check asks the provider about one sign-in; a reason or an error ends it.
 func (p *Provider) check(ctx context.Context, s store.OIDCSession) (string, error) {
-	if s.RefreshToken == "" {
+	refresh, err := p.refreshOf(s)
+	if err != nil {
+		return "the refresh token does not open", err
+	}
+	if refresh == "" {
 		return "the provider gave no refresh token: sign in again", nil
 	}
 	d, err := p.discover(ctx)
 	if err != nil {
 		return "provider unreachable", err
 	}
-	tok, err := p.oauth(d, "").TokenSource(p.ctx(ctx), &oauth2.Token{RefreshToken: s.RefreshToken}).Token()
+	tok, err := p.oauth(d, "").TokenSource(p.ctx(ctx), &oauth2.Token{RefreshToken: refresh}).Token()
 	if err != nil {
 		return "refresh refused", err
 	}
@@ -93,12 +105,21 @@ func (p *Provider) check(ctx context.Context, s store.OIDCSession) (string, erro
 	}
 	rt := tok.RefreshToken
 	if rt == "" {
-		rt = s.RefreshToken // the provider keeps the old one valid
+		rt = refresh // the provider keeps the old one valid
 	}
-	return "", p.st.UpdateOIDCSession(ctx, s.TokenHash, rt, granted)
+	sealed, err := p.sealRefresh(s.TokenHash, s.UserID, rt)
+	if err != nil {
+		return "", err
+	}
+	return "", p.st.UpdateOIDCSession(ctx, s.TokenHash, sealed, granted)
 }
 
-// Keep records a sign-in made through the provider for its re-checks.
+// Keep records a sign-in made through the provider for its re-checks,
+// its refresh token sealed for its row.
 func (p *Provider) Keep(ctx context.Context, tokenHash []byte, userID int64, r Result, granted string) error {
-	return p.st.CreateOIDCSession(ctx, tokenHash, userID, r.RefreshToken, granted)
+	sealed, err := p.sealRefresh(tokenHash, userID, r.RefreshToken)
+	if err != nil {
+		return err
+	}
+	return p.st.CreateOIDCSession(ctx, tokenHash, userID, sealed, granted)
 }

@@ -43,6 +43,9 @@ type testOP struct {
 	// lean: the ID token carries no e-mail or profile (the OP's default,
 	// OpenID Connect Core 5.4): they come from the userinfo endpoint.
 	lean bool
+	// issued is every refresh token the token endpoint gave, in order
+	// (recordTokens, oidc_sealed_test.go).
+	issued []string
 }
 
 const (
@@ -64,7 +67,7 @@ func startOP(t testing.TB) *testOP {
 	o.addUser("mallory", "mallory@evil.example", "eng")
 	client := storage.WebClient(opClientID, opClientSecret, "http://placeholder/")
 	o.Storage = storage.NewStorageWithClients(opUsers{o}, map[string]*storage.Client{opClientID: client})
-	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: o.rewriteTokens(exampleop.SetupServer(o.URL, o, nil, false))}}
+	srv := &httptest.Server{Listener: ln, Config: &http.Server{Handler: o.recordTokens(o.rewriteTokens(exampleop.SetupServer(o.URL, o, nil, false)))}}
 	srv.Start()
 	t.Cleanup(srv.Close)
 	return o
@@ -94,12 +97,13 @@ func (o *testOP) set(f func(o *testOP)) {
 // are re-checked; change edits the config.
 func (o *testOP) provider(refresh time.Duration, change func(*oidclogin.Config)) func(*store.Store, *slog.Logger) *oidclogin.Provider {
 	return func(st *store.Store, log *slog.Logger) *oidclogin.Provider {
-		key := make([]byte, 32)
+		key, sealKey := make([]byte, 32), make([]byte, 32)
 		rand.Read(key)
+		rand.Read(sealKey)
 		c := oidclogin.Config{Issuer: o.URL, ClientID: opClientID, ClientSecret: opClientSecret, Name: "Test OP",
 			Domains: []string{"example.com"}, AdminGroup: "admins", GroupsClaim: "groups",
 			Grants:  []oidclogin.Grant{{Group: "eng", Project: "Test project", Role: roleMember}},
-			Refresh: refresh, PasswordLogin: true, Key: key}
+			Refresh: refresh, PasswordLogin: true, Key: key, SealKey: sealKey}
 		if change != nil {
 			change(&c)
 		}

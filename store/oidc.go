@@ -157,18 +157,22 @@ func syncRole(ctx context.Context, tx pgx.Tx, userID, projectID int64, role stri
 }
 
 // OIDCSession is a sign-in made through the provider, due for its check.
+// Its refresh token is RefreshSealed (oidclogin seals it; the key is not
+// in Postgres), or, in a row written before tokens were sealed, the clear
+// RefreshToken, which then wins.
 type OIDCSession struct {
-	TokenHash    []byte `db:"token_hash"`
-	UserID       int64  `db:"user_id"`
-	RefreshToken string `db:"refresh_token"`
-	Granted      string `db:"granted"` // what the groups gave at the last check (oidclogin's form)
+	TokenHash     []byte `db:"token_hash"`
+	UserID        int64  `db:"user_id"`
+	RefreshToken  string `db:"refresh_token"`
+	RefreshSealed []byte `db:"refresh_sealed"`
+	Granted       string `db:"granted"` // what the groups gave at the last check (oidclogin's form)
 }
 
 // CreateOIDCSession records that the sign-in tokenHash was made through
-// the provider, with its refresh token and what the groups granted.
-func (s *Store) CreateOIDCSession(ctx context.Context, tokenHash []byte, userID int64, refreshToken, granted string) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO oidc_sessions (token_hash, user_id, refresh_token, granted) VALUES ($1, $2, $3, $4)`,
-		tokenHash, userID, refreshToken, granted)
+// the provider, with its sealed refresh token and what the groups granted.
+func (s *Store) CreateOIDCSession(ctx context.Context, tokenHash []byte, userID int64, sealed []byte, granted string) error {
+	_, err := s.pool.Exec(ctx, `INSERT INTO oidc_sessions (token_hash, user_id, refresh_sealed, granted) VALUES ($1, $2, $3, $4)`,
+		tokenHash, userID, noBytes(sealed), granted)
 	if err != nil {
 		return fmt.Errorf("record provider sign-in of user %d: %w", userID, err)
 	}
@@ -185,7 +189,7 @@ func (s *Store) ClaimDueOIDCSessions(ctx context.Context, every time.Duration, l
 			WHERE s.checked_at <= now() - $1 * interval '1 second' AND a.revoked_at IS NULL AND a.expires_at > now()
 			ORDER BY s.checked_at LIMIT $2 FOR UPDATE OF s SKIP LOCKED) due
 		WHERE o.token_hash = due.token_hash
-		RETURNING o.token_hash, o.user_id, o.refresh_token, o.granted`, every.Seconds(), limit)
+		RETURNING o.token_hash, o.user_id, o.refresh_token, o.refresh_sealed, o.granted`, every.Seconds(), limit)
 	list, err := pgx.CollectRows(rows, pgx.RowToStructByName[OIDCSession])
 	if err != nil {
 		return nil, fmt.Errorf("claim provider sign-ins due: %w", err)
@@ -193,12 +197,44 @@ func (s *Store) ClaimDueOIDCSessions(ctx context.Context, every time.Duration, l
 	return list, nil
 }
 
-// UpdateOIDCSession keeps a checked sign-in's new refresh token and grants.
-func (s *Store) UpdateOIDCSession(ctx context.Context, tokenHash []byte, refreshToken, granted string) error {
-	_, err := s.pool.Exec(ctx, `UPDATE oidc_sessions SET refresh_token = $2, granted = $3 WHERE token_hash = $1`,
-		tokenHash, refreshToken, granted)
+// UpdateOIDCSession keeps a checked sign-in's new sealed refresh token
+// and grants; a refresh token kept in clear goes.
+func (s *Store) UpdateOIDCSession(ctx context.Context, tokenHash []byte, sealed []byte, granted string) error {
+	_, err := s.pool.Exec(ctx, `UPDATE oidc_sessions SET refresh_sealed = $2, refresh_token = '', granted = $3 WHERE token_hash = $1`,
+		tokenHash, noBytes(sealed), granted)
 	if err != nil {
 		return fmt.Errorf("update provider sign-in: %w", err)
 	}
 	return nil
+}
+
+// ClearOIDCSessions returns the provider sign-ins whose refresh token is
+// still kept in clear (rows from before tokens were sealed).
+func (s *Store) ClearOIDCSessions(ctx context.Context) ([]OIDCSession, error) {
+	rows, _ := s.pool.Query(ctx, `SELECT token_hash, user_id, refresh_token, refresh_sealed, granted
+		FROM oidc_sessions WHERE refresh_token <> ''`)
+	list, err := pgx.CollectRows(rows, pgx.RowToStructByName[OIDCSession])
+	if err != nil {
+		return nil, fmt.Errorf("provider sign-ins kept in clear: %w", err)
+	}
+	return list, nil
+}
+
+// SealOIDCSession replaces a sign-in's clear refresh token with sealed,
+// unless the row changed meanwhile (a re-check wrote a newer token).
+func (s *Store) SealOIDCSession(ctx context.Context, tokenHash []byte, clear string, sealed []byte) error {
+	_, err := s.pool.Exec(ctx, `UPDATE oidc_sessions SET refresh_sealed = $3, refresh_token = ''
+		WHERE token_hash = $1 AND refresh_token = $2`, tokenHash, clear, noBytes(sealed))
+	if err != nil {
+		return fmt.Errorf("seal provider sign-in: %w", err)
+	}
+	return nil
+}
+
+// noBytes is b, or no bytes rather than NULL (the column is NOT NULL).
+func noBytes(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
 }

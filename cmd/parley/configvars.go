@@ -172,6 +172,10 @@ var settings = []setting{
 		set:  text(func(c *config) *string { return &c.OIDC.ProjectRoles })},
 	{Name: "PARLEY_OIDC_REFRESH", Def: "15m", Doc: "how often a single sign-on sign-in is re-checked with the provider (at most 1h): a person removed there, or whose groups grant less, is signed out at the next check",
 		set: refreshSet},
+	{Name: "PARLEY_OIDC_TOKEN_KEY", DocDef: "a key file made in the data directory",
+		Doc:  "the key that seals the refresh tokens single sign-on keeps in Postgres: 64 hex digits (`openssl rand -hex 32`); unset = the file `PARLEY_DATA_DIR/keys/oidc-token.key`, made (mode 0600) at the first start",
+		More: "The key is never kept in Postgres, so a database dump holds no refresh token the provider would take. Every replica needs the same key (the shared data directory's file, or this variable on each): a replica given another refuses to start. Back the key up apart from the database: without it every single sign-on sign-in ends at its next re-check and people sign in again. See docs/sso.md",
+		set:  tokenKeySet},
 	{Name: "PARLEY_PASSWORD_LOGIN", Def: "on", Doc: "off (or false) removes the email and password form and refuses POST /login; needs PARLEY_OIDC_ISSUER",
 		set: onUnless(func(c *config) *bool { return &c.OIDC.PasswordLogin }, "off", "false")},
 
