@@ -134,12 +134,13 @@ func (f sessionFiles) changed(r *http.Request) (map[string]worktree.FileStat, er
 // handleFiles lists one folder of the session's files.
 func (s *Server) handleFiles() http.Handler {
 	return s.withFiles(func(w http.ResponseWriter, r *http.Request, f sessionFiles, p string) {
-		l, err := f.tree.List(p)
+		after := parseAfter(r.URL.Query().Get("after"))
+		l, err := f.tree.ListPage(p, after, filetree.PageSize)
 		if err != nil {
 			s.fail(w, r, fileError(err, p))
 			return
 		}
-		v := views.FilesView{FilesPage: f.page, Truncated: l.Truncated}
+		v := views.FilesView{FilesPage: f.page, Paging: filesPaging(r, f.page.SessionID, p, l)}
 		changed, err := f.changed(r)
 		if err != nil {
 			v.ChangedError = "What changed against " + f.page.Base + " could not be read: " + err.Error()
@@ -150,7 +151,7 @@ func (s *Server) handleFiles() http.Handler {
 			v.Entries = append(v.Entries, views.FileEntry{Name: e.Name, Path: full, Kind: string(e.Kind), Size: e.Size,
 				Target: e.Target, Type: e.Type, Changed: ok, Added: c.Added, Deleted: c.Deleted})
 		}
-		if p == "" {
+		if p == "" && after.IsStart() {
 			v.Changed = changedList(changed)
 		}
 		render(w, r, views.FilesPageView(v))

@@ -44,6 +44,7 @@ type FilesView struct {
 	FilesPage
 	Entries      []FileEntry
 	Truncated    bool           // the folder has more entries than are shown
+	Paging       FilesPaging    // where Entries are among the folder's (files_paging.go)
 	Changed      []WorktreeFile // on the top folder of a worktree: what changed against the base
 	ChangedError string
 }
