@@ -3,22 +3,22 @@ package filetree
 import (
 	"cmp"
 	"container/heap"
-	"errors"
 	"fmt"
-	"io"
 	"slices"
+
+	"golang.org/x/sys/unix"
 )
 
 // Paging a folder: its entries in the listing's order (folders first,
 // then by name) a page at a time, each page after the last entry of the
 // one before. A folder's order on disk is not that order, so every page
-// reads all the folder's names, in batches, and keeps only the page's
-// entries (a bounded heap): memory is a page and a batch, whatever the
-// folder's size; time grows with the folder, up to MaxScan names.
+// reads all the folder's names (getdents, 32 KiB at a time, each with its
+// kind) and describes and keeps only the page's entries (a bounded heap):
+// memory is a page and a buffer, whatever the folder's size; time grows
+// with the folder, up to MaxScan names.
 const (
-	PageSize  = 200     // entries of a page
-	MaxScan   = 100_000 // names of one folder read for a page; more are not listed
-	readBatch = 1024    // names read from the directory at a time
+	PageSize = 200     // entries of a page
+	MaxScan  = 100_000 // names of one folder read for a page; more are not listed
 )
 
 // Cursor is where a page starts: after the entry named Name, a folder
@@ -60,44 +60,56 @@ func (t *Tree) ListPage(p string, after Cursor, n int) (Page, error) {
 	fd := int(d.File().Fd())
 	var pg Page
 	h := &pageHeap{}
-	for pg.Total < MaxScan {
-		names, err := d.File().Readdirnames(min(readBatch, MaxScan-pg.Total))
-		for _, name := range names {
-			if hidden(name) {
-				continue
-			}
-			pg.Total++
-			if !after.IsStart() && !after.Dir && name <= after.Name {
-				pg.Before++ // before a file: every folder, and files up to its name
-				continue
-			}
-			if h.Len() == n && (*h)[0].Kind == KindDir && name > (*h)[0].Name {
-				continue // after the page whatever it is: no need to describe it
-			}
-			e, ok := describe(fd, name)
-			switch {
-			case !ok:
-				pg.Total-- // gone meanwhile
-			case !after.IsStart() && !entryAfter(e, after):
-				pg.Before++
-			case h.Len() < n:
-				heap.Push(h, e)
-			case entryLess(e, (*h)[0]):
-				(*h)[0] = e
-				heap.Fix(h, 0)
-			}
-		}
-		if errors.Is(err, io.EOF) || (err == nil && len(names) == 0) {
-			pg.Entries = sortedEntries(*h)
-			return pg, nil
-		}
+	names := newDirents(fd)
+	for {
+		name, typ, ok, err := names.next()
 		if err != nil {
 			return Page{}, fmt.Errorf("list %s: %w", p, err)
 		}
-	}
-	// MaxScan names read: one more tells a larger folder.
-	if extra, _ := d.File().Readdirnames(1); len(extra) > 0 {
-		pg.Truncated = true
+		if !ok {
+			break
+		}
+		if hidden(name) {
+			continue
+		}
+		if pg.Total == MaxScan {
+			pg.Truncated = true
+			break
+		}
+		pg.Total++
+		e, described := Entry{Name: name, Kind: KindFile}, false
+		switch typ {
+		case unix.DT_DIR:
+			e.Kind = KindDir
+		case unix.DT_UNKNOWN:
+			if e, described = describe(fd, name); !described {
+				pg.Total-- // gone meanwhile
+				continue
+			}
+		}
+		// Where it falls by its kind and name; only an entry of the page
+		// is described (a folder's order on disk is not the listing's, so
+		// the page is a bounded heap of the best so far).
+		if !after.IsStart() && !entryAfter(e, after) {
+			pg.Before++
+			continue
+		}
+		if h.Len() == n && !entryLess(e, (*h)[0]) {
+			continue
+		}
+		if !described {
+			var ok bool
+			if e, ok = describe(fd, name); !ok {
+				pg.Total--
+				continue
+			}
+		}
+		if h.Len() < n {
+			heap.Push(h, e)
+		} else {
+			(*h)[0] = e
+			heap.Fix(h, 0)
+		}
 	}
 	pg.Entries = sortedEntries(*h)
 	return pg, nil

@@ -65,3 +65,33 @@ func TestListPage(t *testing.T) {
 		t.Errorf("pages differ from the listing (-List +pages):\n%s", d)
 	}
 }
+
+// BenchmarkListPage is the cost of a page of a folder of 100,000 files:
+// the first page and the last (each reads every name; the last describes
+// only the names after its cursor).
+func BenchmarkListPage(b *testing.B) {
+	base := b.TempDir()
+	const n = 100_000
+	for i := range n {
+		if err := os.WriteFile(filepath.Join(base, fmt.Sprintf("f%06d", i)), nil, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	tr, err := Open(filepath.Dir(base), filepath.Base(base))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer tr.Close()
+	for _, bc := range []struct {
+		name  string
+		after Cursor
+	}{{"first", Cursor{}}, {"last", Cursor{Name: fmt.Sprintf("f%06d", n-PageSize-1)}}} {
+		b.Run(bc.name, func(b *testing.B) {
+			for b.Loop() {
+				if pg, err := tr.ListPage("", bc.after, PageSize); err != nil || len(pg.Entries) != PageSize || pg.Total != n {
+					b.Fatalf("page: %d entries of %d, %v", len(pg.Entries), pg.Total, err)
+				}
+			}
+		})
+	}
+}
