@@ -79,6 +79,7 @@ func TestWorktreeMergeEndsAPrimingResumeAhead(t *testing.T) {
 				t.Fatalf("%s while a resume ahead primes: %d %q after %s; want 303 to worktree=%s",
 					tc.action, code, location, time.Since(began).Round(time.Millisecond), tc.done)
 			}
+			t.Logf("the %s took %s", tc.action, time.Since(began).Round(time.Millisecond))
 			if left := pidsWith(s.ClaudeSessionID); len(left) > 0 {
 				t.Errorf("processes %v of the session run after the %s (the start ahead was %v)", left, tc.action, pids)
 			}
