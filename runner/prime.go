@@ -207,6 +207,10 @@ func (s *Supervisor) primeAhead(ctx context.Context, r *Run, p *process) error {
 		return errClosed
 	}
 	defer s.wg.Done()
+	if err := s.window.check(r.spec.SessionID); err != nil { // stopped before its prime (supervisor_window.go)
+		p.kill()
+		return err
+	}
 	pr, done := s.primings.add(r.spec.SessionID, r.spec.ProjectID)
 	defer done()
 	stop, quit := s.closing(ctx, pr.stopped)

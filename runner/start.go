@@ -19,6 +19,10 @@ import (
 // marked starting, so no other run of it starts meanwhile.
 func (s *Supervisor) start(o Options) (*Run, error) {
 	defer s.dropUnadopted(o.Warm) // a process started ahead that no run took ends (warm_adopt.go)
+	s.window.setProject(o.SessionID, o.ProjectID)
+	if err := s.window.check(o.SessionID); err != nil { // stopped while its options were read
+		return nil, err
+	}
 	// The log's last seq is read here, after the previous run of the
 	// session has left the map (it does so only once its last event is
 	// written), so the new run continues the log exactly.
@@ -36,12 +40,16 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 		return nil, err
 	}
 	if o.Warm != nil { // a process started ahead: used once, else the start is cold
-		if r, err := s.adopt(o, last); err == nil {
+		r, err := s.adopt(o, last)
+		if err == nil {
 			if goOn != nil {
 				s.goOnFirst(r, goOn)
 				goOn = nil
 			}
 			return r, nil
+		}
+		if !errors.Is(err, errWarmUsed) { // stopped or fenced in its window
+			return nil, err
 		}
 		// Not adopted (it died, or its prime failed): it may have written
 		// its conversation under the session's CLI id, and the CLI refuses
@@ -79,11 +87,21 @@ func (s *Supervisor) start(o Options) (*Run, error) {
 			return nil, err
 		}
 	}
-	s.startPoint(o.SessionID, StartReady)
+	if err := s.readyToRecord(o.SessionID); err != nil { // supervisor_window.go
+		p.kill()
+		cleanup()
+		cancel()
+		return nil, err
+	}
 	s.started(ctx, r, p, o)
 	s.startPoint(o.SessionID, StartRecorded)
 	r.onEnd = s.onRunEnd(r, o, cleanup)
-	s.launch(ctx, cancel, r, p)
+	if err := s.launch(ctx, cancel, r, p); err != nil {
+		s.endUnlaunched(r, p.kill, err)
+		cleanup()
+		cancel()
+		return nil, err
+	}
 	if goOn != nil {
 		s.goOnFirst(r, goOn)
 		goOn = nil
@@ -220,11 +238,27 @@ func (s *Supervisor) onRunEnd(r *Run, o Options, cleanup func()) func() {
 }
 
 // launch puts r in the map of live runs and starts its goroutines: the
-// writer to p's stdin, the reader of its stdout and the loop.
-func (s *Supervisor) launch(ctx context.Context, cancel context.CancelFunc, r *Run, p *process) {
+// writer to p's stdin, the reader of its stdout and the loop. It does
+// neither, and returns the error, when r's start was stopped or fenced in
+// its window; it waits while the replica's lease is not surely held
+// (supervisor_window.go).
+func (s *Supervisor) launch(ctx context.Context, cancel context.CancelFunc, r *Run, p *process) error {
+	for {
+		if err := s.awaitLease(r.spec.SessionID); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		if s.leaseHeld == nil || s.leaseHeld() {
+			break // with s.mu held
+		}
+		s.mu.Unlock()
+	}
+	if err := s.window.launching(r); err != nil {
+		s.mu.Unlock()
+		return err
+	}
 	// Shutdown cancels what is in the map; a run that lands there after
 	// it began is cancelled here.
-	s.mu.Lock()
 	s.runs[r.spec.SessionID] = r
 	s.wg.Add(1)
 	closed := s.closed
@@ -238,6 +272,7 @@ func (s *Supervisor) launch(ctx context.Context, cancel context.CancelFunc, r *R
 	go func() { defer wg.Done(); r.reader(ctx) }()
 	go func() { defer wg.Done(); r.loop(ctx) }()
 	go func() { defer s.wg.Done(); wg.Wait(); cancel(); close(r.finished) }()
+	return nil
 }
 
 // freshConversation gives o's session a new CLI session id, recorded,

@@ -120,6 +120,10 @@ func (s *Supervisor) startNow(ctx context.Context, sessionID string, start Start
 		}
 	}
 	if err == nil {
+		// The start's window (supervisor_window.go): a stop from here on
+		// ends it. It is left after the run is live or the start failed.
+		f := s.window.enter(sessionID)
+		defer s.window.leave(f)
 		var o Options
 		if o, err = start(ctx); err == nil {
 			r, err = s.start(o) // the run is recorded open when it returns

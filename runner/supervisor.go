@@ -27,6 +27,7 @@ type Supervisor struct {
 	leaseHeld  func() bool   // SetLeaseCheck
 	warms      warmSet       // processes started ahead, not yet adopted (warm.go)
 	primings   primings      // resumes ahead priming now (prime_stop.go)
+	window     startWindow   // starts between their process and going live (supervisor_window.go)
 
 	startHook func(string, StartPoint) // SetStartHook (supervisor_window.go)
 
@@ -244,17 +245,26 @@ var errFenced = errors.New("the run was taken over by another replica")
 // over while this one's lease had lapsed, and writes it now. The run is
 // marked and its model token revoked at once (its claude gets nothing more
 // from the model: package gateway); its process group ends as the run does.
+// With runID 0 a start of the session in its window (Starting) is fenced
+// too: it ends without going live (supervisor_window.go).
 func (s *Supervisor) Fence(sessionID string, runID int64) {
-	if r, ok := s.Live(sessionID); ok && r.id == runID {
+	var started *Run // the run a start fenced now put live already
+	if runID == 0 {
+		s.primings.stop(func(p priming) bool { return p.sessionID == sessionID })
+		started, _ = s.window.fence(sessionID)
+	}
+	if r, ok := s.Live(sessionID); ok && (r.id == runID || r == started) {
 		r.fenced.Store(true)
 		r.revokeModel()
 		r.cancel()
 	}
 }
 
-// Stop ends the session's process, if any, and waits for its run to end.
+// Stop ends the session's process, if any, and waits for its run to end;
+// a start of the session under way ends too (supervisor_window.go).
 func (s *Supervisor) Stop(sessionID string) {
 	s.primings.stop(func(p priming) bool { return p.sessionID == sessionID })
+	s.stopStarts(sessionID, 0)
 	if r, ok := s.Live(sessionID); ok {
 		r.Stop()
 	}
@@ -263,6 +273,7 @@ func (s *Supervisor) Stop(sessionID string) {
 // StopProject ends every run of the project and waits for them.
 func (s *Supervisor) StopProject(projectID int64) {
 	s.primings.stop(func(p priming) bool { return p.projectID == projectID })
+	s.stopStarts("", projectID)
 	s.mu.Lock()
 	var runs []*Run
 	for _, r := range s.runs {

@@ -20,7 +20,11 @@ func (s *Supervisor) adopt(o Options, last int64) (*Run, error) {
 		w.Kill()
 		return nil, errWarmUsed
 	}
-	s.startPoint(o.SessionID, StartReady)
+	if err := s.readyToRecord(o.SessionID); err != nil { // supervisor_window.go
+		w.used.Store(false) // for Kill to reap it
+		w.Kill()
+		return nil, err
+	}
 	w.Release()
 	s.warms.remove(w)
 	r := s.newRun(o, last, w.cancel)
@@ -31,7 +35,12 @@ func (s *Supervisor) adopt(o Options, last int64) (*Run, error) {
 	s.started(w.ctx, r, w.proc, o)
 	s.startPoint(o.SessionID, StartRecorded)
 	r.onEnd = s.onRunEnd(r, o, cleanup)
-	s.launch(w.ctx, w.cancel, r, w.proc)
+	if err := s.launch(w.ctx, w.cancel, r, w.proc); err != nil {
+		s.endUnlaunched(r, w.proc.kill, err)
+		cleanup()
+		w.cancel()
+		return nil, err
+	}
 	r.log.Info("claude started ahead taken over", "warm_pid", w.Pid())
 	return r, nil
 }
