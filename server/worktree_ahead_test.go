@@ -237,3 +237,67 @@ func TestWorktreeMergeWhileAMessageWaitsOnAStartAhead(t *testing.T) {
 		t.Errorf("the message reached the model %d times, want 1", sent)
 	}
 }
+
+// Across replicas: the page on A resumes the session ahead there, and a
+// member merges through B while A's start primes. The start on A sees the
+// merge waiting for the lock (Postgres, not a signal between replicas),
+// gives way, and B's merge is done; a message through A afterwards runs.
+func TestReplicasWorktreeMergeEndsAPrimingResumeAhead(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{
+		{Text: "Editing.", ToolName: "Bash", ToolInput: map[string]any{"command": "printf 'hello\\n' > b.txt", "description": "edit"}},
+		{Text: "Done editing."},
+		{Text: "After the merge."},
+	}, envOptions{quiet: true})
+	repo := gitRepo(t)
+	e.useRepo(repo)
+	bin, slow := slowClaude(t, 4*time.Second)
+	claude := "PARLEY_CLAUDE_BIN=" + bin(fakeapi.ClaudeBin(t)) // the last value of a key is the one a process gets
+	a, b := e.startReplica("A", claude), e.startReplica("B", claude)
+	s := e.newSession()
+	wa := e.dialReplica(a, e.user, s.ID)
+	wa.prompt("edit the files")
+	wa.waitFor(90*time.Second, "Done editing.")
+	e.waitTurnOver(s.ID)
+	wa.conn.Close()
+	// Archived and back: its process ends on A, as after the idle stop.
+	e.postTo(a, e.user, "/sessions/"+s.ID+"/archive", url.Values{"archived": {"1"}})
+	e.postTo(a, e.user, "/sessions/"+s.ID+"/archive", url.Values{"archived": {"0"}})
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, open := e.runsOf(s.ID); open == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the archive did not end the session's process")
+		}
+	}
+	sess, err := e.st.GetSession(t.Context(), s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(slow, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	wa = e.dialReplica(a, e.user, s.ID) // resumed ahead on A; its prime waits for the slow CLI
+	for deadline := time.Now().Add(20 * time.Second); len(pidsWith(sess.ClaudeSessionID)) == 0; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("opening the page on A started no process ahead")
+		}
+	}
+	began := time.Now()
+	e.postTo(b, e.user, "/sessions/"+s.ID+"/worktree/merge", url.Values{}) // fails the test unless 303
+	t.Logf("the merge through B took %s", time.Since(began).Round(time.Millisecond))
+	if _, open := e.runsOf(s.ID); open != 0 {
+		t.Errorf("after the merge through B, %d runs of the session are open", open)
+	}
+	if left := pidsWith(sess.ClaudeSessionID); len(left) > 0 {
+		t.Errorf("processes %v of the session run after the merge", left)
+	}
+	if got := runGit(t, repo, "show", "main:b.txt"); got != "hello" {
+		t.Errorf("main's b.txt = %q after the merge, want the session's work", got)
+	}
+	if err := os.Remove(slow); err != nil {
+		t.Fatal(err)
+	}
+	wa.prompt("go on")
+	wa.waitFor(2*time.Minute, "After the merge.")
+}
