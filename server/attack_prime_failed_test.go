@@ -85,7 +85,9 @@ func lastTextIsPrime(body []byte) bool {
 // still not send it to the model.
 func TestAttackFailedPrimeNeverResumed(t *testing.T) {
 	e := newEnv(t, fakeapi.Scenario{{Text: "First reply."}, {Text: "Second reply."}}, envOptions{quiet: true,
-		relayWrap: holdPrimes, runConfig: func(c *runner.Config) { c.PrimeTimeout = 2 * time.Second }})
+		// Long enough for a loaded machine's CLI to write the prime to its
+		// transcript before the timeout (2 s failed once at load 16).
+		relayWrap: holdPrimes, runConfig: func(c *runner.Config) { c.PrimeTimeout = 6 * time.Second }})
 	s := e.aheadSession()
 	fresh, err := e.st.GetSession(t.Context(), s.ID)
 	if err != nil {
@@ -99,7 +101,12 @@ func TestAttackFailedPrimeNeverResumed(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(3 * time.Second) // the prime times out and its process is killed
+	// The prime times out and its process is killed.
+	for deadline := time.Now().Add(30 * time.Second); len(pidsWith(fresh.ClaudeSessionID)) > 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the process whose prime failed still runs")
+		}
+	}
 	w.conn.Close()
 	if _, live := e.sup.Live(s.ID); live {
 		t.Fatal("a process whose prime failed was kept")
