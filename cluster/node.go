@@ -327,6 +327,9 @@ func (n *Node) fence(ctx context.Context) bool {
 			ids = append(ids, r.ID())
 		}
 	}
+	// A start in flight (its process spawned or primed, its run not live
+	// yet) is fenced as an unrecorded run is: runner.Supervisor.Starting.
+	unrecorded = append(unrecorded, n.Supervisor.Starting()...)
 	var ended []int64
 	if len(ids) > 0 {
 		var err error

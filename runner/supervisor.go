@@ -251,7 +251,10 @@ func (s *Supervisor) Fence(sessionID string, runID int64) {
 	var started *Run // the run a start fenced now put live already
 	if runID == 0 {
 		s.primings.stop(func(p priming) bool { return p.sessionID == sessionID })
-		started, _ = s.window.fence(sessionID)
+		var inFlight bool
+		if started, inFlight = s.window.fence(sessionID); inFlight {
+			s.startPoint(sessionID, StartStopNoted)
+		}
 	}
 	if r, ok := s.Live(sessionID); ok && (r.id == runID || r == started) {
 		r.fenced.Store(true)
