@@ -1,6 +1,8 @@
 package server
 
 import (
+	"fmt"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -31,6 +33,9 @@ func (e *env) hookStarts() *startHold {
 	h := &startHold{}
 	e.sup.SetStartHook(func(sessionID string, at runner.StartPoint) {
 		h.mu.Lock()
+		if h.session == "*" && at == h.point { // the first start to get there
+			h.session = sessionID
+		}
 		session, point, act, noted := h.session, h.point, h.act, h.noted
 		if sessionID == session && at == runner.StartStopNoted && noted != nil {
 			h.noted = nil
@@ -47,11 +52,19 @@ func (e *env) hookStarts() *startHold {
 	return h
 }
 
-// hold has the session's start, when it reaches point, run act.
+// hold has the session's start, when it reaches point, run act; session
+// "*" is the first start to reach it (sessionOf says which).
 func (h *startHold) hold(sessionID string, point runner.StartPoint, act func()) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.session, h.point, h.act, h.noted = sessionID, point, act, make(chan struct{})
+}
+
+// sessionOf is the session h holds.
+func (h *startHold) sessionOf() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.session
 }
 
 // stopThere has the session's start stopped (Supervisor.Stop, as an
@@ -64,7 +77,7 @@ func (e *env) stopThere(h *startHold, sessionID string, point runner.StartPoint)
 		h.mu.Lock()
 		noted := h.noted
 		h.mu.Unlock()
-		go func() { e.sup.Stop(sessionID); close(stopped) }()
+		go func() { e.sup.Stop(h.sessionOf()); close(stopped) }()
 		select {
 		case <-noted:
 		case <-stopped:
@@ -143,5 +156,40 @@ func TestStopInAColdStartsWindow(t *testing.T) {
 				}
 			}
 		}()
+	}
+}
+
+// TestStopInAWarmStartsWindow: a new session's first message takes a warm
+// process (primed ahead), and a stop lands once the take is ready and once
+// the run is recorded: the warm process is reaped, nothing is live, no run
+// is left open, and the model never gets the message.
+func TestStopInAWarmStartsWindow(t *testing.T) {
+	e := newEnv(t, fakeapi.Scenario{{Text: "warm reply"}}, envOptions{quiet: true, perTurn: true, warm: testWarm()})
+	h := e.hookStarts()
+	prev := 0
+	for _, point := range []runner.StartPoint{runner.StartReady, runner.StartRecorded} {
+		pid := e.readyWarmPid(e.project.ID)
+		for ; pid == prev; pid = e.readyWarmPid(e.project.ID) {
+			time.Sleep(20 * time.Millisecond) // the pool has not dropped the one stopped yet
+		}
+		prev = pid
+		stopped := e.stopThere(h, "*", point)
+		text := "first words " + string(point)
+		res := e.postAs(e.user, fmt.Sprintf("/projects/%d/sessions", e.project.ID), url.Values{"text": {text}})
+		res.Body.Close()
+		<-stopped
+		id := h.sessionOf()
+		sess, err := e.st.GetSession(t.Context(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pidGone(t, pid, time.Second)
+		e.startEnded(sess, point)
+		for _, r := range e.fake.Requests() {
+			if strings.Contains(string(r.Raw), text) {
+				t.Fatalf("stopped when %s: the model got the message", point)
+			}
+		}
+		e.noPrimeSeen(id)
 	}
 }
