@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -72,7 +73,12 @@ func TestBrowserFilesPaging(t *testing.T) {
 		step(t, ctx, fmt.Sprintf("show page %d from the keyboard", page),
 			chromedp.Focus(`#files-more a`, chromedp.ByQuery),
 			chromedp.KeyEvent(kb.Enter),
-			chromedp.Poll(fmt.Sprintf(`document.querySelectorAll('#files-list tbody tr').length > %d`, n), nil),
+			// Until htmx has settled: it moves the focus (autofocus on the
+			// first new row) and binds the new Show more link in the same
+			// step, 20 ms after the rows appear. Pressed before that, the
+			// link is a plain link and the page navigates (CI, once).
+			chromedp.Poll(fmt.Sprintf(`document.querySelectorAll('#files-list tbody tr').length > %d && !!document.activeElement.closest('#files-rows tr')`, n),
+				nil, chromedp.WithPollingTimeout(30*time.Second)),
 			chromedp.Evaluate(rowsJS, &rows),
 			chromedp.Evaluate(moreJS, &more),
 			chromedp.Evaluate(`(document.activeElement.closest('tr') || {dataset: {}}).dataset.name || document.activeElement.tagName`, &focused),
