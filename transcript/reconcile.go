@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io/fs"
 	"log/slog"
 	"strconv"
+	"sync"
 
 	"parley/runner"
 	"parley/store"
@@ -73,6 +75,20 @@ type Reconciler struct {
 	log Log
 	pub runner.Publisher
 	l   *slog.Logger
+	// One reconcile of a session at a time on this replica: a takeover's
+	// recovery and a run's start may reconcile it at once, and each reads
+	// the log before it appends what the log lacks. (Across replicas only
+	// the session's lease holder writes its log.)
+	locks [64]sync.Mutex
+}
+
+// lock holds the session's reconcile lock until the returned func.
+func (r *Reconciler) lock(sessionID string) func() {
+	h := fnv.New32a()
+	h.Write([]byte(sessionID))
+	m := &r.locks[h.Sum32()%uint32(len(r.locks))]
+	m.Lock()
+	return m.Unlock
 }
 
 // New returns a Reconciler writing to log and showing what it adds through pub.
@@ -113,6 +129,7 @@ func (r *Reconciler) Recover(ctx context.Context, o runner.Options) (*runner.Que
 // which one it began, and whether that one was being stopped or waited for
 // an ask; the page says Claude is asked to go on.
 func (r *Reconciler) Reconcile(ctx context.Context, s Session) (Reconciled, error) {
+	defer r.lock(s.ID)()
 	evs, err := r.log.ReconcileEvents(ctx, s.ID)
 	if err != nil {
 		return Reconciled{}, fmt.Errorf("reconcile %s: %w", s.ID, err)
