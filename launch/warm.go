@@ -140,8 +140,13 @@ func (l *Launcher) DropWarmWorktree(ctx context.Context, projectID int64, sessio
 	if _, ok := git.BaseBranch(ctx, workspace); !ok {
 		return nil // no git: no worktree
 	}
-	if err := git.Remove(ctx, workspace, WorktreeDir(l.cfg.DataDir, p.ID, sessionID)); err != nil {
+	return removeTree(ctx, git, workspace, WorktreeDir(l.cfg.DataDir, p.ID, sessionID), BranchFor(sessionID))
+}
+
+// removeTree removes the worktree dir of repo and deletes its branch.
+func removeTree(ctx context.Context, git *worktree.Git, repo, dir, branch string) error {
+	if err := git.Remove(ctx, repo, dir); err != nil {
 		return err
 	}
-	return git.DeleteBranch(ctx, workspace, BranchFor(sessionID))
+	return git.DeleteBranch(ctx, repo, branch)
 }
