@@ -109,13 +109,18 @@ func TestBrowserSessionWorktree(t *testing.T) {
 	}
 	runGit(t, repo, "commit", "-q", "-am", "main changes line two")
 	head := runGit(t, repo, "rev-parse", "HEAD")
-	var errText, conflicts string
+	var shown struct{ Err, Conflicts string }
+	// The panel may be swapped again (a live update of the session) between
+	// finding a node and reading it ("No node with given id found"): the
+	// texts are read in one script, polled until the refusal is there.
 	step(t, ctx, "merge with a conflict",
 		chromedp.Submit(`#worktree-merge`, chromedp.ByID),
-		chromedp.WaitVisible(`#worktree-error`, chromedp.ByID),
-		chromedp.Text(`#worktree-error`, &errText, chromedp.ByID),
-		chromedp.Text(`#worktree-conflicts`, &conflicts, chromedp.ByID),
+		chromedp.Poll(`(() => {
+			const e = document.getElementById("worktree-error"), c = document.getElementById("worktree-conflicts");
+			return e && c ? {Err: e.innerText, Conflicts: c.innerText} : null;
+		})()`, &shown),
 	)
+	errText, conflicts := shown.Err, shown.Conflicts
 	if !strings.Contains(errText, "Not merged") || strings.TrimSpace(conflicts) != "a.txt" {
 		t.Errorf("conflict shown as %q, files %q", errText, conflicts)
 	}
