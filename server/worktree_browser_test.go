@@ -115,6 +115,7 @@ func TestBrowserSessionWorktree(t *testing.T) {
 	// texts are read in one script, polled until the refusal is there.
 	step(t, ctx, "merge with a conflict",
 		chromedp.Submit(`#worktree-merge`, chromedp.ByID),
+		chromedp.WaitVisible(`#worktree-error`, chromedp.ByID),
 		chromedp.Poll(`(() => {
 			const e = document.getElementById("worktree-error"), c = document.getElementById("worktree-conflicts");
 			return e && c ? {Err: e.innerText, Conflicts: c.innerText} : null;
@@ -139,7 +140,7 @@ func TestBrowserSessionWorktree(t *testing.T) {
 	step(t, ctx, "merge cleanly",
 		chromedp.Submit(`#worktree-merge`, chromedp.ByID),
 		chromedp.WaitVisible(`#worktree-done`, chromedp.ByID),
-		chromedp.Text(`#worktree-done`, &done, chromedp.ByID),
+		pollText(`#worktree-done`, &done),
 	)
 	if !strings.Contains(done, "Merged parley/"+sess.ID+" into main") {
 		t.Errorf("after merging: %q", done)
@@ -152,7 +153,7 @@ func TestBrowserSessionWorktree(t *testing.T) {
 	step(t, ctx, "discard",
 		chromedp.Submit(`#worktree-discard`, chromedp.ByID),
 		chromedp.WaitVisible(`#worktree[data-state="discarded"] #worktree-done`, chromedp.ByQuery),
-		chromedp.Text(`#worktree-done`, &done, chromedp.ByID),
+		pollText(`#worktree[data-state="discarded"] #worktree-done`, &done),
 	)
 	if !strings.Contains(done, "The worktree was removed") {
 		t.Errorf("after discarding: %q", done)
@@ -206,4 +207,12 @@ func (e *env) waitAheadLive(sessionID string) {
 	if !e.waitLive(sessionID, true, 30*time.Second) {
 		e.t.Fatal("opening the page did not resume the session ahead")
 	}
+}
+
+// pollText reads the text of the element the selector finds in one script,
+// after a wait for it (which also outlasts a page load): a live update may
+// swap the node between a wait and a separate read ("No node with given id
+// found").
+func pollText(selector string, text *string) chromedp.Action {
+	return chromedp.Poll(`(() => { const n = document.querySelector(`+strconv.Quote(selector)+`); return n ? n.innerText : null; })()`, text)
 }
