@@ -24,7 +24,6 @@ import (
 
 // Bounds of what a page gets.
 const (
-	MaxEntries = 1000    // entries listed per directory
 	MaxView    = 1 << 20 // bytes of a file shown
 	maxPath    = 4096    // bytes of a path asked for
 	sniffBytes = 8000    // bytes looked at for a NUL (as git does)

@@ -3,7 +3,6 @@ package filetree
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -66,7 +65,7 @@ func open(t *testing.T) *Tree {
 // is, hides .git, and opens none of them.
 func TestList(t *testing.T) {
 	tr := open(t)
-	l, err := tr.List("")
+	l, err := tr.ListPage("", Cursor{}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,30 +95,11 @@ func TestList(t *testing.T) {
 	if l.Entries[0].Name != "src" {
 		t.Errorf("first entry %q; directories come first", l.Entries[0].Name)
 	}
-	if _, err := tr.List("srcln"); !errors.Is(err, safefile.ErrSymlink) {
-		t.Errorf("List(srcln) = %v, want a refused link", err)
+	if _, err := tr.ListPage("srcln", Cursor{}, 0); !errors.Is(err, safefile.ErrSymlink) {
+		t.Errorf("ListPage(srcln) = %v, want a refused link", err)
 	}
-	if _, err := tr.List("etc"); !errors.Is(err, safefile.ErrSymlink) {
-		t.Errorf("List(etc) = %v, want a refused link", err)
-	}
-}
-
-// A directory of more than MaxEntries entries is listed up to the cap.
-func TestListCap(t *testing.T) {
-	base := t.TempDir()
-	for i := range MaxEntries + 5 {
-		if err := os.WriteFile(filepath.Join(base, fmt.Sprintf("f%04d", i)), nil, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tr, err := Open(filepath.Dir(base), filepath.Base(base))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	l, err := tr.List("")
-	if err != nil || len(l.Entries) != MaxEntries || !l.Truncated {
-		t.Errorf("List = %d entries, truncated %v, %v; want %d, true", len(l.Entries), l.Truncated, err, MaxEntries)
+	if _, err := tr.ListPage("etc", Cursor{}, 0); !errors.Is(err, safefile.ErrSymlink) {
+		t.Errorf("ListPage(etc) = %v, want a refused link", err)
 	}
 }
 
@@ -195,25 +175,5 @@ func TestReadHuge(t *testing.T) {
 	c, err = tr.Read("huge.log", 1) // half of "é"
 	if err != nil || c.Binary {
 		t.Errorf("cut in a character: binary %v, %v", c.Binary, err)
-	}
-}
-
-// BenchmarkList is the cost of listing a full directory (MaxEntries).
-func BenchmarkList(b *testing.B) {
-	base := b.TempDir()
-	for i := range MaxEntries {
-		if err := os.WriteFile(filepath.Join(base, fmt.Sprintf("f%04d.go", i)), []byte("package x\n"), 0o644); err != nil {
-			b.Fatal(err)
-		}
-	}
-	tr, err := Open(filepath.Dir(base), filepath.Base(base))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer tr.Close()
-	for b.Loop() {
-		if l, err := tr.List(""); err != nil || len(l.Entries) != MaxEntries {
-			b.Fatalf("%d entries, %v", len(l.Entries), err)
-		}
 	}
 }

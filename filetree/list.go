@@ -1,12 +1,8 @@
 package filetree
 
 import (
-	"cmp"
 	"errors"
-	"fmt"
-	"io"
 	"io/fs"
-	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -34,45 +30,6 @@ type Entry struct {
 	Size   int64  // a file's size
 	Target string // a link's text
 	Type   string // what an "other" entry is ("a FIFO")
-}
-
-// Listing is a directory's entries: directories first, then by name.
-type Listing struct {
-	Entries   []Entry
-	Truncated bool // the directory holds more than MaxEntries
-}
-
-// List lists the directory p (a path Clean accepted; "" is the top). No
-// entry is opened: each is described by fstatat with AT_SYMLINK_NOFOLLOW
-// on the directory's descriptor, and a link's text is read with
-// readlinkat. Git's internals are left out.
-func (t *Tree) List(p string) (Listing, error) {
-	d, err := t.dir.Sub(p)
-	if err != nil {
-		return Listing{}, err
-	}
-	defer d.Close()
-	names, err := d.File().Readdirnames(MaxEntries + 1)
-	if err != nil && !errors.Is(err, io.EOF) {
-		return Listing{}, fmt.Errorf("list %s: %w", p, err)
-	}
-	var l Listing
-	if len(names) > MaxEntries {
-		names, l.Truncated = names[:MaxEntries], true
-	}
-	fd := int(d.File().Fd())
-	for _, n := range names {
-		if hidden(n) {
-			continue
-		}
-		if e, ok := describe(fd, n); ok {
-			l.Entries = append(l.Entries, e)
-		}
-	}
-	slices.SortFunc(l.Entries, func(a, b Entry) int {
-		return cmp.Or(cmp.Compare(rank(a.Kind), rank(b.Kind)), cmp.Compare(a.Name, b.Name))
-	})
-	return l, nil
 }
 
 // describe is the entry name of the directory fd; false if it is gone.

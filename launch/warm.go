@@ -140,11 +140,12 @@ func (l *Launcher) DropWarmWorktree(ctx context.Context, projectID int64, sessio
 	if _, ok := git.BaseBranch(ctx, workspace); !ok {
 		return nil // no git: no worktree
 	}
-	return removeTree(ctx, git, workspace, WorktreeDir(l.cfg.DataDir, p.ID, sessionID), BranchFor(sessionID))
+	return RemoveTree(ctx, git, workspace, WorktreeDir(l.cfg.DataDir, p.ID, sessionID), BranchFor(sessionID))
 }
 
-// removeTree removes the worktree dir of repo and deletes its branch.
-func removeTree(ctx context.Context, git *worktree.Git, repo, dir, branch string) error {
+// RemoveTree removes the worktree dir of repo and deletes its branch: a
+// warm worktree dropped, a session deleted, a start that lost its session.
+func RemoveTree(ctx context.Context, git *worktree.Git, repo, dir, branch string) error {
 	if err := git.Remove(ctx, repo, dir); err != nil {
 		return err
 	}

@@ -63,6 +63,6 @@ func (l *Launcher) sessionWorkspace(ctx context.Context, p store.Project, sess s
 // dropWorktree removes a deleted session's worktree and branch, and logs
 // what it did (or could not).
 func (l *Launcher) dropWorktree(ctx context.Context, git *worktree.Git, repo, dir, branch, sessionID string) {
-	err := removeTree(context.WithoutCancel(ctx), git, repo, dir, branch)
+	err := RemoveTree(context.WithoutCancel(ctx), git, repo, dir, branch)
 	l.log.Info("a deleted session's worktree, made as it was deleted, is removed", "session_id", sessionID, "branch", branch, "err", err)
 }

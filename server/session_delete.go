@@ -218,11 +218,7 @@ func (d deleteDisk) RemoveWorktree(ctx context.Context, p store.Project, session
 		}
 		branch = launch.BranchFor(sessionID)
 	}
-	repo, git := launch.WorkspaceDir(d.s.cfg.DataDir, p), d.s.gitOf(p)
-	if err := git.Remove(ctx, repo, dir); err != nil {
-		return err
-	}
-	return git.DeleteBranch(ctx, repo, branch)
+	return launch.RemoveTree(ctx, d.s.gitOf(p), launch.WorkspaceDir(d.s.cfg.DataDir, p), dir, branch)
 }
 
 // ConfigDir is the CLAUDE_CONFIG_DIR of p's runs.
