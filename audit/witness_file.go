@@ -92,3 +92,19 @@ func syncDir(dir string) error {
 	defer d.Close()
 	return d.Sync()
 }
+
+// AppendWitness appends h to the witness file at path, which must exist,
+// and fsyncs it: a command beside the server (`parley user add`) witnesses
+// the rows it recorded. It never creates nor compacts the file (only
+// `parley serve` does, as the user the server runs as).
+func AppendWitness(path string, h Head) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("open the audit witness: %w", err)
+	}
+	_, err = fmt.Fprintf(f, "%d %x\n", h.Seq, h.Hash)
+	if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
+		return fmt.Errorf("write the audit witness: %w", err)
+	}
+	return nil
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -56,5 +57,44 @@ func TestAuditVerifyWitness(t *testing.T) {
 	}
 	if out, err := c.run("", "audit", "verify", "--head", "5:"+strings.Repeat("ab", 32)); err == nil {
 		t.Errorf("verify --head of a row removed = %q; want a failure", out)
+	}
+}
+
+// TestAuditCLIWitnessed: an admin command run beside a server (its data
+// directory holds the witness `parley serve` opened) appends the head of
+// the rows it recorded to the witness, so cutting them from the trail in
+// Postgres shows; run where there is no witness file, it makes none (a
+// shell on another host must not start a witness of its own).
+func TestAuditCLIWitnessed(t *testing.T) {
+	c := newCLI(t)
+	path := filepath.Join(c.data, audit.WitnessFile)
+	c.mustRun("a long password\n", "user", "add", "ann@example.com", "--admin")
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Fatalf("a CLI without a server's witness made one: %v", err)
+	}
+	if err := os.WriteFile(path, nil, 0o600); err != nil { // as `parley serve` opens it
+		t.Fatal(err)
+	}
+	c.mustRun("", "token", "add", "ann@example.com", "--name", "laptop")
+	c.mustRun("", "user", "remove", "ann@example.com")
+	h, err := audit.ReadWitness(path)
+	if err != nil || h.Seq != 3 {
+		t.Fatalf("the witness after three CLI rows: seq %d, %v; want 3", h.Seq, err)
+	}
+	if out := c.mustRun("", "audit", "verify"); !strings.Contains(out, "audit-head: seq 3 is on the chain, which ends at seq 3") {
+		t.Errorf("verify = %q; want the witness on the chain", out)
+	}
+	conn, err := pgx.Connect(t.Context(), c.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(t.Context())
+	for _, sql := range []string{`ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_update`, `DELETE FROM audit_log WHERE id = 3`} {
+		if _, err := conn.Exec(t.Context(), sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := c.run("", "audit", "verify"); err == nil || !strings.Contains(err.Error(), "the newest row was removed") {
+		t.Errorf("verify after the CLI's row was cut = %q, %v; want the cut found", out, err)
 	}
 }

@@ -9,7 +9,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"text/tabwriter"
 
 	"golang.org/x/term"
@@ -220,7 +222,39 @@ func withStore(ctx context.Context, c config, stderr io.Writer, f func(*store.St
 		return err
 	}
 	defer closeStore()
+	defer witnessCLI(st, c.DataDir, stderr)()
 	return f(st)
+}
+
+// witnessCLI appends the head of the audit rows an admin command records
+// to the witness of the server whose data directory it names, if that
+// server keeps one there (docs/audit.md). The function it returns writes
+// the newest; run it once the command is done.
+func witnessCLI(st *store.Store, dataDir string, stderr io.Writer) func() {
+	path := filepath.Join(dataDir, audit.WitnessFile)
+	if _, err := os.Stat(path); err != nil {
+		return func() {} // no server's witness here: another host, or none started
+	}
+	var mu sync.Mutex
+	var newest audit.Row
+	st.OnAuditAppend(func(r audit.Row) {
+		mu.Lock()
+		defer mu.Unlock()
+		if r.ID > newest.ID {
+			newest = r
+		}
+	})
+	return func() {
+		st.OnAuditAppend(nil)
+		mu.Lock()
+		defer mu.Unlock()
+		if newest.ID == 0 {
+			return
+		}
+		if err := audit.AppendWitness(path, audit.Head{Seq: newest.ID, Hash: newest.Hash}); err != nil {
+			fmt.Fprintf(stderr, "warning: the audit witness was not written: %v\n", err)
+		}
+	}
 }
 
 func isHelp(a string) bool { return a == "-h" || a == "--help" || a == "help" }
