@@ -35,27 +35,24 @@ const yieldAsk = 2 * time.Second
 // replica). yield answers false when it cannot tell. Set it before starts
 // begin; nil = starts ahead never give way.
 func (s *Supervisor) SetAheadYield(yield func(ctx context.Context, sessionID string) bool) {
-	s.primings.mu.Lock()
-	s.primings.yield = yield
-	s.primings.mu.Unlock()
+	s.aheadYield = yield
 }
 
-// giveWay watches, while pr primes, whether its start should give way,
-// and stops pr when it should. done stops the watch and reports whether
-// the start gives way, asking once more if the watch had not said so: a
-// merge that asked in the last poll's interval does not wait for a run
-// that will be recorded.
-func (s *Supervisor) giveWay(ctx context.Context, pr *priming) (done func() bool) {
-	s.primings.mu.Lock()
-	yield := s.primings.yield
-	s.primings.mu.Unlock()
+// giveWay watches, while the session's start primes, whether it should
+// give way, and closes yielded (which ends the prime) when it should. done
+// stops the watch and reports whether the start gives way, asking once
+// more if the watch had not said so and the start was not stopped: a merge
+// that asked in the last poll's interval does not wait for a run that will
+// be recorded.
+func (s *Supervisor) giveWay(ctx context.Context, sessionID string, yielded chan struct{}) (done func() bool) {
+	yield := s.aheadYield
 	if yield == nil {
 		return func() bool { return false }
 	}
 	ask := func(ctx context.Context) bool {
 		actx, cancel := context.WithTimeout(ctx, yieldAsk)
 		defer cancel()
-		return yield(actx, pr.sessionID)
+		return yield(actx, sessionID)
 	}
 	var gave atomic.Bool
 	wctx, cancel := context.WithCancel(ctx)
@@ -67,7 +64,7 @@ func (s *Supervisor) giveWay(ctx context.Context, pr *priming) (done func() bool
 		for {
 			if ask(wctx) {
 				gave.Store(true)
-				s.primings.stop(func(p priming) bool { return p.stopped == pr.stopped })
+				close(yielded)
 				return
 			}
 			select {
@@ -83,6 +80,6 @@ func (s *Supervisor) giveWay(ctx context.Context, pr *priming) (done func() bool
 		if gave.Load() {
 			return true
 		}
-		return !pr.isStopped() && ask(ctx)
+		return s.window.check(sessionID) == nil && ask(ctx)
 	}
 }

@@ -189,8 +189,10 @@ func (p *process) kill() {
 // meanwhile waits for the start, as it would for a cold one, and then
 // finds the process primed. ctx is the start's. Shutdown waits for it and
 // ends it: a start must not go on priming, and then record a run, after
-// Parley stopped (TestAttackShutdownDuringPrime); Stop and StopProject
-// end it too (prime_stop.go).
+// Parley stopped (TestAttackShutdownDuringPrime); a stop or a fence of
+// the start's window ends it too (supervisor_window.go), so that an
+// archived session or a deleted project gets no process when its prime
+// is done (TestAttackArchiveDuringPrime).
 func (s *Supervisor) primeAhead(ctx context.Context, r *Run, p *process) error {
 	gw := s.primerFor(r.spec)
 	if gw == nil {
@@ -211,19 +213,18 @@ func (s *Supervisor) primeAhead(ctx context.Context, r *Run, p *process) error {
 		p.kill()
 		return err
 	}
-	pr, done := s.primings.add(r.spec.SessionID, r.spec.ProjectID)
-	defer done()
-	stop, quit := s.closing(ctx, pr.stopped)
+	id := r.spec.SessionID
+	yielded := make(chan struct{}) // closed when the start gives way
+	stop, quit := s.closing(ctx, s.window.stoppedOf(id), yielded)
 	defer quit()
-	gaveWay := s.giveWay(ctx, pr) // to a merge of the session's worktree (ahead_yield.go)
+	gaveWay := s.giveWay(ctx, id, yielded) // to a merge of the session's worktree (ahead_yield.go)
 	err := prime(p, gw, r.spec.ModelToken, s.cfg.PrimeTimeout, stop)
 	gave := gaveWay()
-	switch {
-	case gave:
+	if gave {
 		err = errGaveWay
-	case pr.isStopped():
-		err = errStoppedWhilePriming
-	case err == nil && s.isClosed():
+	} else if werr := s.window.check(id); werr != nil {
+		err = werr
+	} else if err == nil && s.isClosed() {
 		err = errClosed
 	}
 	if err != nil {
@@ -237,9 +238,9 @@ func (s *Supervisor) primeAhead(ctx context.Context, r *Run, p *process) error {
 // closingPoll is how often a prime looks whether Parley is stopping.
 const closingPoll = 20 * time.Millisecond
 
-// closing is closed once Shutdown begins, ctx ends or stopped is closed;
-// quit stops looking.
-func (s *Supervisor) closing(ctx context.Context, stopped <-chan struct{}) (stop <-chan struct{}, quit func()) {
+// closing is closed once Shutdown begins, ctx ends or stopped or yielded
+// is closed (a nil channel never is); quit stops looking.
+func (s *Supervisor) closing(ctx context.Context, stopped, yielded <-chan struct{}) (stop <-chan struct{}, quit func()) {
 	ch, q := make(chan struct{}), make(chan struct{})
 	go func() {
 		t := time.NewTicker(closingPoll)
@@ -252,6 +253,9 @@ func (s *Supervisor) closing(ctx context.Context, stopped <-chan struct{}) (stop
 				close(ch)
 				return
 			case <-stopped:
+				close(ch)
+				return
+			case <-yielded:
 				close(ch)
 				return
 			case <-t.C:

@@ -26,10 +26,10 @@ type Supervisor struct {
 	startGuard StartGuard    // nil: starts are not guarded
 	leaseHeld  func() bool   // SetLeaseCheck
 	warms      warmSet       // processes started ahead, not yet adopted (warm.go)
-	primings   primings      // resumes ahead priming now (prime_stop.go)
 	window     startWindow   // starts between their process and going live (supervisor_window.go)
 
-	startHook func(string, StartPoint) // SetStartHook (supervisor_window.go)
+	startHook  func(string, StartPoint)                         // SetStartHook (supervisor_window.go)
+	aheadYield func(ctx context.Context, sessionID string) bool // SetAheadYield (ahead_yield.go)
 
 	ctx  context.Context // the server's lifetime; runs are its children
 	mu   sync.Mutex
@@ -250,7 +250,6 @@ var errFenced = errors.New("the run was taken over by another replica")
 func (s *Supervisor) Fence(sessionID string, runID int64) {
 	var started *Run // the run a start fenced now put live already
 	if runID == 0 {
-		s.primings.stop(func(p priming) bool { return p.sessionID == sessionID })
 		var inFlight bool
 		if started, inFlight = s.window.fence(sessionID); inFlight {
 			s.startPoint(sessionID, StartStopNoted)
@@ -266,7 +265,6 @@ func (s *Supervisor) Fence(sessionID string, runID int64) {
 // Stop ends the session's process, if any, and waits for its run to end;
 // a start of the session under way ends too (supervisor_window.go).
 func (s *Supervisor) Stop(sessionID string) {
-	s.primings.stop(func(p priming) bool { return p.sessionID == sessionID })
 	s.stopStarts(sessionID, 0)
 	if r, ok := s.Live(sessionID); ok {
 		r.Stop()
@@ -275,7 +273,6 @@ func (s *Supervisor) Stop(sessionID string) {
 
 // StopProject ends every run of the project and waits for them.
 func (s *Supervisor) StopProject(projectID int64) {
-	s.primings.stop(func(p priming) bool { return p.projectID == projectID })
 	s.stopStarts("", projectID)
 	s.mu.Lock()
 	var runs []*Run

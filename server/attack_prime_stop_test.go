@@ -16,7 +16,7 @@ import (
 )
 
 // Attacks on a prime cut short by Parley itself: Shutdown, an archive, a
-// settings change (runner/prime.go, runner/prime_stop.go).
+// settings change (runner/prime.go, runner/supervisor_window.go).
 
 // Parley stopped (Supervisor.Shutdown) while a resume ahead primes: the
 // start went on after Shutdown returned, recorded a run of a replica that
