@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/url"
 	"os"
 	"os/exec"
@@ -110,13 +111,13 @@ func TestBrowserSessionWorktree(t *testing.T) {
 	runGit(t, repo, "commit", "-q", "-am", "main changes line two")
 	head := runGit(t, repo, "rev-parse", "HEAD")
 	var shown struct{ Err, Conflicts string }
-	// The panel may be swapped again (a live update of the session) between
-	// finding a node and reading it ("No node with given id found"): the
-	// texts are read in one script, polled until the refusal is there.
+	// The node found may be gone when it is read ("No node with given id
+	// found"): the texts are read in one script, polled until the refusal
+	// is there.
 	step(t, ctx, "merge with a conflict",
 		chromedp.Submit(`#worktree-merge`, chromedp.ByID),
 		chromedp.WaitVisible(`#worktree-error`, chromedp.ByID),
-		chromedp.Poll(`(() => {
+		pollAcross(`(() => {
 			const e = document.getElementById("worktree-error"), c = document.getElementById("worktree-conflicts");
 			return e && c ? {Err: e.innerText, Conflicts: c.innerText} : null;
 		})()`, &shown),
@@ -209,10 +210,25 @@ func (e *env) waitAheadLive(sessionID string) {
 	}
 }
 
-// pollText reads the text of the element the selector finds in one script,
-// after a wait for it (which also outlasts a page load): a live update may
-// swap the node between a wait and a separate read ("No node with given id
-// found").
+// pollText reads the text of the element the selector finds in one script
+// (pollAcross), after a wait for it: a live update may swap the node between a
+// wait and a separate read ("No node with given id found").
 func pollText(selector string, text *string) chromedp.Action {
-	return chromedp.Poll(`(() => { const n = document.querySelector(`+strconv.Quote(selector)+`); return n ? n.innerText : null; })()`, text)
+	return pollAcross(`(() => { const n = document.querySelector(`+strconv.Quote(selector)+`); return n ? n.innerText : null; })()`, text)
+}
+
+// pollAcross polls expr until it gives a truthy value, into res. A poll that
+// runs while a document goes away (a form posted, a redirect followed)
+// loses its execution context ("Cannot find context with specified id"):
+// it polls again in the new one.
+func pollAcross(expr string, res any) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		for i := 0; ; i++ {
+			err := chromedp.Poll(expr, res, chromedp.WithPollingTimeout(30*time.Second)).Do(ctx)
+			if err == nil || i == 5 || !strings.Contains(err.Error(), "context with specified id") {
+				return err
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
 }
