@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // ReadWitness returns the newest head in the witness file at path (the
@@ -96,11 +97,17 @@ func syncDir(dir string) error {
 // AppendWitness appends h to the witness file at path, which must exist,
 // and fsyncs it: a command beside the server (`parley user add`) witnesses
 // the rows it recorded. It never creates nor compacts the file (only
-// `parley serve` does, as the user the server runs as).
+// `parley serve` does, as the user the server runs as). The command may
+// run as root: a link or anything but a regular file there is refused,
+// never followed (the account the server runs as could have put it there).
 func AppendWitness(path string, h Head) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return fmt.Errorf("open the audit witness: %w", err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return fmt.Errorf("open the audit witness: %s is not a regular file", path)
 	}
 	_, err = fmt.Fprintf(f, "%d %x\n", h.Seq, h.Hash)
 	if err = errors.Join(err, f.Sync(), f.Close()); err != nil {

@@ -98,3 +98,25 @@ func TestAuditCLIWitnessed(t *testing.T) {
 		t.Errorf("verify after the CLI's row was cut = %q, %v; want the cut found", out, err)
 	}
 }
+
+// TestAuditCLIWitnessRefusesALink: a link at the witness's place (the
+// server's account could put one there, and the command may run as root)
+// is never followed: the command warns, and the file the link names is
+// left as it was.
+func TestAuditCLIWitnessRefusesALink(t *testing.T) {
+	c := newCLI(t)
+	target := filepath.Join(t.TempDir(), "precious")
+	if err := os.WriteFile(target, []byte("keep\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(c.data, audit.WitnessFile)); err != nil {
+		t.Fatal(err)
+	}
+	out := c.mustRun("a long password\n", "user", "add", "ann@example.com", "--admin")
+	if !strings.Contains(out, "warning: the audit witness was not written") {
+		t.Errorf("output %q; want a warning", out)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep\n" {
+		t.Errorf("the file the link names now holds %q", b)
+	}
+}
