@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -105,19 +104,8 @@ func TestBrowserTeamFlow(t *testing.T) {
 	// The rename posts a form and the history page loads again: wait for
 	// the new document, or the sign-out click can land on a node of the
 	// old one ("No node with given id found").
-	// A poll that runs while the old document goes away loses its
-	// execution context ("Cannot find context with specified id"): poll
-	// again in the new one.
-	for i := 0; ; i++ {
-		err := chromedp.Run(ctx, chromedp.Poll(`document.readyState === "complete" &&
-		document.querySelector("#hist-`+sid+` .hist-main a")?.textContent === "Colour decision"`, nil, chromedp.WithPollingTimeout(20*time.Second)))
-		if err == nil {
-			break
-		}
-		if i == 5 || !strings.Contains(err.Error(), "context with specified id") {
-			step(t, ctx, "history after the rename", chromedp.ActionFunc(func(context.Context) error { return err }))
-		}
-	}
+	step(t, ctx, "history after the rename", pollAcross(`document.readyState === "complete" &&
+		document.querySelector("#hist-`+sid+` .hist-main a")?.textContent === "Colour decision"`, nil))
 	var header string
 	step(t, ctx, "sign out", chromedp.Text(`header.top`, &header, chromedp.ByQuery),
 		chromedp.Click(`.logout button`, chromedp.ByQuery),

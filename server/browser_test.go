@@ -133,3 +133,19 @@ func TestBrowserAnswersAskAfterReload(t *testing.T) {
 		t.Errorf("model received %q", got)
 	}
 }
+
+// pollAcross polls expr until it gives a truthy value, into res. A poll that
+// runs while a document goes away (a form posted, a redirect followed)
+// loses its execution context ("Cannot find context with specified id"):
+// it polls again in the new one.
+func pollAcross(expr string, res any) chromedp.Action {
+	return chromedp.ActionFunc(func(ctx context.Context) error {
+		for i := 0; ; i++ {
+			err := chromedp.Poll(expr, res, chromedp.WithPollingTimeout(30*time.Second)).Do(ctx)
+			if err == nil || i == 5 || !strings.Contains(err.Error(), "context with specified id") {
+				return err
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	})
+}

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"net/url"
 	"os"
 	"os/exec"
@@ -215,20 +214,4 @@ func (e *env) waitAheadLive(sessionID string) {
 // wait and a separate read ("No node with given id found").
 func pollText(selector string, text *string) chromedp.Action {
 	return pollAcross(`(() => { const n = document.querySelector(`+strconv.Quote(selector)+`); return n ? n.innerText : null; })()`, text)
-}
-
-// pollAcross polls expr until it gives a truthy value, into res. A poll that
-// runs while a document goes away (a form posted, a redirect followed)
-// loses its execution context ("Cannot find context with specified id"):
-// it polls again in the new one.
-func pollAcross(expr string, res any) chromedp.Action {
-	return chromedp.ActionFunc(func(ctx context.Context) error {
-		for i := 0; ; i++ {
-			err := chromedp.Poll(expr, res, chromedp.WithPollingTimeout(30*time.Second)).Do(ctx)
-			if err == nil || i == 5 || !strings.Contains(err.Error(), "context with specified id") {
-				return err
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	})
 }
