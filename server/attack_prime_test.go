@@ -144,12 +144,8 @@ func TestAttackPrimeCostsNothingShown(t *testing.T) {
 	if n := len(e.fake.Requests()); n != 2 {
 		t.Errorf("the model got %d requests for two messages", n)
 	}
-	u, err := e.st.ProjectUsage(t.Context(), e.project.ID, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if u.Requests != 2 {
-		t.Errorf("the gateway charged %d requests for two messages: %+v", u.Requests, u)
+	if n := e.chargedRequests(2); n != 2 {
+		t.Errorf("the gateway charged %d requests for two messages", n)
 	}
 	ws, err := e.st.GetSession(t.Context(), warmID)
 	if err != nil {
@@ -189,10 +185,7 @@ func TestAttackPrimedRunGetsNoFreeAnswers(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := e.aheadSession()
-	before, err := e.st.ProjectUsage(t.Context(), e.project.ID, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	before := e.chargedRequests(0)
 	w := e.dial(s.ID, 0) // resumed ahead and primed
 	defer w.conn.Close()
 	if !e.waitLive(s.ID, true, 30*time.Second) {
@@ -208,11 +201,28 @@ func TestAttackPrimedRunGetsNoFreeAnswers(t *testing.T) {
 	if side := sideRequestsOf(e, "gateway attack"); len(side) != 1 {
 		t.Fatalf("%d of the run's own requests reached the model, want 1", len(side))
 	}
-	after, err := e.st.ProjectUsage(t.Context(), e.project.ID, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := after.Requests - before.Requests; got != 3 { // the CLI's two and the curl
+	if got := e.chargedRequests(before+3) - before; got != 3 { // the CLI's two and the curl
 		t.Errorf("the gateway charged %d requests for the message's turn, want 3", got)
 	}
+}
+
+// chargedRequests is the number of requests the gateway charged to the
+// project today, once it reaches want (at most 10 s) and holds for a
+// moment more: a request is charged when its response's body is closed,
+// just after the CLI has it, so a turn's result can show before its last
+// request is charged (CI, once: "charged 2 requests, want 3").
+func (e *env) chargedRequests(want int64) int64 {
+	e.t.Helper()
+	read := func() int64 {
+		u, err := e.st.ProjectUsage(e.t.Context(), e.project.ID, 1)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		return u.Requests
+	}
+	for deadline := time.Now().Add(10 * time.Second); read() < want && time.Now().Before(deadline); {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // a request charged twice would show now
+	return read()
 }
