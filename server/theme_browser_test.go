@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/page"
@@ -42,6 +43,10 @@ func signOutReachable(t *testing.T, ctx context.Context, base, path string) {
 	step(t, ctx, "open "+path+" at 390 px",
 		chromedp.Navigate(base+path),
 		chromedp.WaitReady(`.logout button`, chromedp.ByQuery),
+		// The style sheets loaded: a Menu pressed before them focuses its
+		// first link wherever the unstyled page has it (5,000 px down the
+		// settings page, CI once), and the scroll stays when they apply.
+		chromedp.Poll(`document.readyState === "complete"`, nil, chromedp.WithPollingTimeout(30*time.Second)),
 		chromedp.Evaluate(`document.documentElement.scrollWidth`, &width),
 		chromedp.Evaluate(`(() => { const b = document.getElementById("nav-toggle"); if (!b || !b.offsetParent) return false; b.click(); return true; })()`, &toggle),
 		boxOf(`.logout button`, &b),
