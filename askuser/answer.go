@@ -129,9 +129,6 @@ func shortReply(r Reply) string {
 // quoteText puts s in double quotes for the model.
 func quoteText(s string) string { return "\u201c" + s + "\u201d" }
 
-// ReplyText is one reply in words, for people and for a resumed turn.
-func ReplyText(r Reply) string { return shortReply(r) }
-
 // Structured is the structured content of the tool result for f:
 // {answered, declined, timedOut, cancelled, answers: [{id?, question,
 // selected, text}], answersById: {id: {selected, text}}, answeredBy}.

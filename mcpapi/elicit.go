@@ -15,8 +15,7 @@ import (
 // elicitation. Its answer resolves the ask through Respond, like any other;
 // a teammate who answers first wins, and the elicitation is then cancelled.
 type elicitor struct {
-	s  *Server
-	wg sync.WaitGroup
+	s *Server
 }
 
 func newElicitor(s *Server) *elicitor { return &elicitor{s: s} }
@@ -49,9 +48,8 @@ func (e *elicitor) follow(ctx context.Context, u User, id string) {
 		e.s.log.Warn("mcp elicitation: watch session", "session_id", id, "err", err)
 		return
 	}
-	e.wg.Add(2)
-	go func() { defer e.wg.Done(); _ = ss.Wait(); cancel() }()
-	go func() { defer e.wg.Done(); defer cancel(); e.run(wctx, ss, u, id, changes) }()
+	go func() { _ = ss.Wait(); cancel() }() // both end with the watch's ctx
+	go func() { defer cancel(); e.run(wctx, ss, u, id, changes) }()
 }
 
 // run keeps one elicitation open per pending input of the session and

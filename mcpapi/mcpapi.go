@@ -103,13 +103,6 @@ func New(ctx context.Context, s Sessions, a Authenticate, log *slog.Logger) *Ser
 	return srv
 }
 
-// Wait returns once the goroutines that feed subscriptions and
-// elicitations have ended, which they do when New's ctx ends.
-func (s *Server) Wait() {
-	s.watch.wg.Wait()
-	s.elicit.wg.Wait()
-}
-
 const instructions = `Parley runs Claude Code sessions for teams. create_session starts one in a project; the people of the project watch it live in Parley's web chat and may answer its asks too. Follow a session with get_status or by subscribing to its resource parley://sessions/{id}; answer its pendingInputs with respond (the first answer wins, from here or from the page).`
 
 // Handler serves MCP's streamable HTTP transport. Every request must carry

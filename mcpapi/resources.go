@@ -83,7 +83,6 @@ type watchers struct {
 	s   *Server
 	mu  sync.Mutex
 	m   map[string]*watcher
-	wg  sync.WaitGroup
 }
 
 type watcher struct {
@@ -112,9 +111,7 @@ func (w *watchers) add(by *mcp.ServerSession, u User, id string) error {
 	x := &watcher{subs: map[*mcp.ServerSession]bool{by: true}, cancel: cancel}
 	w.follow(by, x)
 	w.m[id] = x
-	w.wg.Add(1)
 	go func() {
-		defer w.wg.Done()
 		w.forward(ctx, id, changes)
 		w.mu.Lock()
 		if w.m[id] == x { // the watch ended by itself: the next subscribe starts anew
@@ -132,7 +129,7 @@ func (w *watchers) follow(by *mcp.ServerSession, x *watcher) {
 	if by == nil || x.subs[by] {
 		return
 	}
-	w.wg.Go(func() {
+	go func() {
 		done := make(chan struct{})
 		go func() { _ = by.Wait(); close(done) }()
 		select {
@@ -150,7 +147,7 @@ func (w *watchers) follow(by *mcp.ServerSession, x *watcher) {
 				}
 			}
 		}
-	})
+	}()
 }
 
 func (w *watchers) remove(by *mcp.ServerSession, id string) {
