@@ -144,7 +144,7 @@ func (w *Witness) Write(h Head) error {
 	if err := w.follow(); err != nil {
 		return err
 	}
-	n, err := fmt.Fprintf(w.f, "%d %x\n", h.Seq, h.Hash)
+	n, err := writeHead(w.f, h)
 	if err != nil {
 		return fmt.Errorf("write the audit witness: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -46,6 +47,10 @@ func ParseHead(s string) (Head, error) {
 	return h, nil
 }
 
+// writeHead writes h as a line of the witness file, "SEQ HASH" (parseLine
+// reads it back).
+func writeHead(w io.Writer, h Head) (int, error) { return fmt.Fprintf(w, "%d %x\n", h.Seq, h.Hash) }
+
 // parseLine reads "SEQ<sep>HASH", HASH 64 hex digits.
 func parseLine(s, sep string) (Head, error) {
 	seq, hash, ok := strings.Cut(s, sep)
@@ -74,7 +79,7 @@ func (w *Witness) compact() error {
 		return fmt.Errorf("compact the audit witness: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // after the rename, nothing is there
-	if _, err := fmt.Fprintf(tmp, "%d %x\n", h.Seq, h.Hash); err != nil {
+	if _, err := writeHead(tmp, h); err != nil {
 		tmp.Close()
 		return fmt.Errorf("compact the audit witness: %w", err)
 	}
@@ -109,7 +114,7 @@ func AppendWitness(path string, h Head) error {
 		f.Close()
 		return fmt.Errorf("open the audit witness: %s is not a regular file", path)
 	}
-	_, err = fmt.Fprintf(f, "%d %x\n", h.Seq, h.Hash)
+	_, err = writeHead(f, h)
 	if err = errors.Join(err, f.Sync(), f.Close()); err != nil {
 		return fmt.Errorf("write the audit witness: %w", err)
 	}

@@ -219,12 +219,12 @@ func (s *Supervisor) primeAhead(ctx context.Context, r *Run, p *process) error {
 	defer quit()
 	gaveWay := s.giveWay(ctx, id, yielded) // to a merge of the session's worktree (ahead_yield.go)
 	err := prime(p, gw, r.spec.ModelToken, s.cfg.PrimeTimeout, stop)
-	gave := gaveWay()
-	if gave {
+	switch gave, stopped := gaveWay(), s.window.check(id); {
+	case gave:
 		err = errGaveWay
-	} else if werr := s.window.check(id); werr != nil {
-		err = werr
-	} else if err == nil && s.isClosed() {
+	case stopped != nil:
+		err = stopped
+	case err == nil && s.isClosed():
 		err = errClosed
 	}
 	if err != nil {

@@ -40,16 +40,7 @@ func TestAuditVerifyWitness(t *testing.T) {
 	if out := c.mustRun("", "audit", "verify"); !strings.Contains(out, "audit-head: seq 6 is on the chain, which ends at seq 6") {
 		t.Errorf("verify = %q; want the witness on the chain", out)
 	}
-	conn, err := pgx.Connect(t.Context(), c.dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(t.Context())
-	for _, sql := range []string{`ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_update`, `DELETE FROM audit_log WHERE id > 4`} {
-		if _, err := conn.Exec(t.Context(), sql); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c.cutAuditRows(`id > 4`)
 	out, err := c.run("", "audit", "verify")
 	if want := "the newest 2 rows were removed (the witness "; err == nil || !strings.Contains(err.Error(), want) ||
 		!strings.Contains(err.Error(), "has seq 6 hash ") || !strings.HasSuffix(err.Error(), "the database ends at seq 4)") {
@@ -84,16 +75,7 @@ func TestAuditCLIWitnessed(t *testing.T) {
 	if out := c.mustRun("", "audit", "verify"); !strings.Contains(out, "audit-head: seq 3 is on the chain, which ends at seq 3") {
 		t.Errorf("verify = %q; want the witness on the chain", out)
 	}
-	conn, err := pgx.Connect(t.Context(), c.dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(t.Context())
-	for _, sql := range []string{`ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_update`, `DELETE FROM audit_log WHERE id = 3`} {
-		if _, err := conn.Exec(t.Context(), sql); err != nil {
-			t.Fatal(err)
-		}
-	}
+	c.cutAuditRows(`id = 3`)
 	if out, err := c.run("", "audit", "verify"); err == nil || !strings.Contains(err.Error(), "the newest row was removed") {
 		t.Errorf("verify after the CLI's row was cut = %q, %v; want the cut found", out, err)
 	}
@@ -118,5 +100,21 @@ func TestAuditCLIWitnessRefusesALink(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(target); string(b) != "keep\n" {
 		t.Errorf("the file the link names now holds %q", b)
+	}
+}
+
+// cutAuditRows deletes the audit rows that match where, as someone who can
+// change the database (its trigger disabled) would.
+func (c *cli) cutAuditRows(where string) {
+	c.t.Helper()
+	conn, err := pgx.Connect(c.t.Context(), c.dbURL)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer conn.Close(c.t.Context())
+	for _, sql := range []string{`ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_update`, `DELETE FROM audit_log WHERE ` + where} {
+		if _, err := conn.Exec(c.t.Context(), sql); err != nil {
+			c.t.Fatal(err)
+		}
 	}
 }
